@@ -1,0 +1,63 @@
+package cmdutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/connected-vehicle/vcs/internal/api"
+)
+
+// Exit codes (SPEC §6).
+const (
+	ExitOK     = 0
+	ExitError  = 1 // an API error, a network failure, anything else
+	ExitUsage  = 2 // bad flags or arguments, or a destructive command declined
+	ExitAuth   = 4 // not logged in, or the credentials were rejected
+	exitSignal = 130
+)
+
+// FlagError is a usage mistake: bad flags or arguments.
+type FlagError struct{ Err error }
+
+func (e *FlagError) Error() string { return e.Err.Error() }
+func (e *FlagError) Unwrap() error { return e.Err }
+
+// FlagErrorf returns a FlagError with a formatted message.
+func FlagErrorf(format string, args ...any) error {
+	return &FlagError{Err: fmt.Errorf(format, args...)}
+}
+
+// ErrCancel is returned when the user declines a destructive command.
+var ErrCancel = errors.New("cancelled")
+
+// ErrSilent fails a command whose failure was already reported.
+var ErrSilent = errors.New("silent error")
+
+// AuthError means the command needs credentials it does not have, or that were refused.
+type AuthError struct{ Err error }
+
+func (e *AuthError) Error() string { return e.Err.Error() }
+func (e *AuthError) Unwrap() error { return e.Err }
+
+// ExitCode maps the error a command returned to the process's exit code.
+func ExitCode(err error) int {
+	var flagErr *FlagError
+	var authErr *AuthError
+	var apiErr *api.Error
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, context.Canceled):
+		return exitSignal
+	case errors.As(err, &flagErr), errors.Is(err, ErrCancel):
+		return ExitUsage
+	case errors.As(err, &authErr):
+		return ExitAuth
+	case errors.As(err, &apiErr) && apiErr.Status() == http.StatusUnauthorized:
+		return ExitAuth
+	default:
+		return ExitError
+	}
+}
