@@ -33,7 +33,7 @@ var (
 // textRule checks one string member of a request body.
 type textRule struct {
 	name     string
-	required bool                   // required on create, and never null
+	required bool                  // required on create, and never null
 	check    func(v string) string // returns the fault's display text, or ""
 }
 

@@ -139,14 +139,14 @@ func TestRedirectURIMismatchNeverRedirects(t *testing.T) {
 	env := servertest.New(t)
 	b := servertest.Browser()
 	for name, target := range map[string]string{
-		"other host":       "https://evil.example/callback",
-		"other path":       "http://127.0.0.1:5000/other",
-		"localhost name":   "http://localhost:5000/callback",
-		"https loopback":   "https://127.0.0.1:5000/callback",
-		"extra query":      "http://127.0.0.1:5000/callback?x=1",
-		"missing":          "",
-		"userinfo":         "http://evil@127.0.0.1:5000/callback",
-		"unknown client":   "",
+		"other host":     "https://evil.example/callback",
+		"other path":     "http://127.0.0.1:5000/other",
+		"localhost name": "http://localhost:5000/callback",
+		"https loopback": "https://127.0.0.1:5000/callback",
+		"extra query":    "http://127.0.0.1:5000/callback?x=1",
+		"missing":        "",
+		"userinfo":       "http://evil@127.0.0.1:5000/callback",
+		"unknown client": "",
 	} {
 		t.Run(name, func(t *testing.T) {
 			clientID := server.DevClientID

@@ -27,7 +27,7 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 		Long: `vcs works with the connected-vehicle service from the command line: log in, manage
 accounts and vehicles, subscribe to waypoint events and watch them arrive. "vcs server"
 runs the service itself.`,
-		Example: `  vcs server --dev          # a sandbox service on 127.0.0.1:8080 with demo data`,
+		Example:       `  vcs server --dev          # a sandbox service on 127.0.0.1:8080 with demo data`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       f.Version,
