@@ -28,6 +28,11 @@ func ParseDateTime(s string) (DateTime, error) {
 	if err != nil {
 		return DateTime{}, fmt.Errorf("date-time %q is not in the form yyyyMMddTHHmmss+0000", s)
 	}
+	// An offset can carry the first or last day of years 0000 and 9999 out of four digits in
+	// UTC, where the wire form cannot express it.
+	if y := t.UTC().Year(); y < 0 || y > 9999 {
+		return DateTime{}, fmt.Errorf("date-time %q is out of range in UTC", s)
+	}
 	return DateTime{t.UTC()}, nil
 }
 

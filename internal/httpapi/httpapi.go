@@ -134,7 +134,13 @@ func bearerToken(r *http.Request) (string, bool) {
 
 // writeJSON writes v as the response body.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
+	var body []byte
+	var err error
+	if m, ok := v.(json.Marshaler); ok {
+		body, err = m.MarshalJSON() // envelopes: spares encoding/json re-scanning the output
+	} else {
+		body, err = json.Marshal(v)
+	}
 	if err != nil {
 		status = http.StatusInternalServerError
 		body = []byte(`{"error":{"httpStatus":500,"errorCode":"INTERNAL","detail":"the response could not be encoded"}}`)

@@ -57,6 +57,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	limiter *loginLimiter
+	tokens  tokenCache
 }
 
 // New returns a Server over db.

@@ -162,6 +162,7 @@ func (q *Queries) DeleteAccount(ctx context.Context, id int64) error {
 	if err != nil {
 		return fmt.Errorf("delete account %d: %w", id, err)
 	}
+	q.endedTokens = true
 	if n == 0 {
 		return fmt.Errorf("delete account %d: %w", id, ErrNotFound)
 	}

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,27 +36,76 @@ type Dialect struct {
 // DB is the store. Reads go to a pool of readers; writes go through one writer so that
 // engines with a single-writer lock (SQLite) never fail a write with "database is busy".
 type DB struct {
-	read    *sql.DB
-	write   *sql.DB
+	read    *stmtCache
+	write   *stmtCache
 	dialect Dialect
+	// tokenGen counts committed transactions that revoked or deleted tokens; see
+	// TokenGeneration.
+	tokenGen atomic.Uint64
 }
+
+// TokenGeneration changes after every committed write that may have ended tokens
+// (revocation, deleted accounts and clients). A cache of token lookups that saw the same
+// generation before and after its lookup is still valid for this process's writes.
+func (db *DB) TokenGeneration() uint64 { return db.tokenGen.Load() }
 
 // New returns a store over the given pools; read and write may be the same pool.
 func New(read, write *sql.DB, d Dialect) *DB {
-	return &DB{read: read, write: write, dialect: d}
+	r, w := newStmtCache(read), newStmtCache(write)
+	if read == write {
+		r = w
+	}
+	return &DB{read: r, write: w, dialect: d}
+}
+
+// stmtCache keeps one prepared statement per query text on a pool. Parsing SQL is most of
+// the cost of a small query; the store's query texts are a small fixed set.
+type stmtCache struct {
+	db *sql.DB
+	mu sync.Mutex
+	m  map[string]*sql.Stmt
+}
+
+func newStmtCache(db *sql.DB) *stmtCache { return &stmtCache{db: db, m: map[string]*sql.Stmt{}} }
+
+// get returns the statement for query, preparing it when prepare is set and it is not
+// cached yet; nil when it is not cached and prepare is not set.
+func (c *stmtCache) get(ctx context.Context, query string, prepare bool) (*sql.Stmt, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.m[query]; ok || !prepare {
+		return st, nil
+	}
+	st, err := c.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	c.m[query] = st
+	return st, nil
+}
+
+func (c *stmtCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for _, st := range c.m {
+		errs = append(errs, st.Close())
+	}
+	c.m = nil
+	return errors.Join(append(errs, c.db.Close())...)
 }
 
 // Close closes both pools.
 func (db *DB) Close() error {
-	err := db.write.Close()
+	err := db.write.close()
 	if db.read != db.write {
-		err = errors.Join(err, db.read.Close())
+		err = errors.Join(err, db.read.close())
 	}
 	return err
 }
 
 // Read returns queries that run on the reader pool, each on its own.
-func (db *DB) Read() *Queries { return &Queries{q: db.read, d: &db.dialect} }
+func (db *DB) Read() *Queries { return &Queries{stmts: db.read, d: &db.dialect} }
 
 // ReadTx runs fn in a read transaction, for reads that must agree with each other.
 func (db *DB) ReadTx(ctx context.Context, fn func(*Queries) error) error {
@@ -66,17 +117,23 @@ func (db *DB) WriteTx(ctx context.Context, fn func(*Queries) error) error {
 	return db.inTx(ctx, db.write, nil, fn)
 }
 
-func (db *DB) inTx(ctx context.Context, pool *sql.DB, opts *sql.TxOptions, fn func(*Queries) error) error {
-	tx, err := pool.BeginTx(ctx, opts)
+func (db *DB) inTx(ctx context.Context, pool *stmtCache, opts *sql.TxOptions, fn func(*Queries) error) error {
+	tx, err := pool.db.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
-	if err := fn(&Queries{q: tx, d: &db.dialect}); err != nil {
+	q := &Queries{stmts: pool, tx: tx, d: &db.dialect}
+	if err := fn(q); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit transaction: %w", err)
+	}
+	if q.endedTokens {
+		// After the commit, so that a lookup racing with this transaction cannot cache the
+		// old row under the new generation.
+		db.tokenGen.Add(1)
 	}
 	return nil
 }
@@ -84,7 +141,7 @@ func (db *DB) inTx(ctx context.Context, pool *sql.DB, opts *sql.TxOptions, fn fu
 // Migrate applies the dialect's migrations that the database has not seen, each in its own
 // transaction, in the order of their numbers.
 func (db *DB) Migrate(ctx context.Context) error {
-	if _, err := db.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	if _, err := db.write.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
@@ -122,7 +179,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if _, err := q.q.ExecContext(ctx, string(body)); err != nil {
+			if _, err := q.tx.ExecContext(ctx, string(body)); err != nil {
 				return err
 			}
 			return q.exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, m.version, time.Now().UnixMilli())
@@ -134,46 +191,99 @@ func (db *DB) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// querier is what both a pool and a transaction can do.
-type querier interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// Queries runs the store's queries on a pool or inside a transaction.
+// Queries runs the store's queries on a pool, or inside a transaction when tx is set.
 type Queries struct {
-	q querier
-	d *Dialect
+	stmts *stmtCache
+	tx    *sql.Tx
+	d     *Dialect
+	// endedTokens is set by writes that revoke or delete tokens.
+	endedTokens bool
 }
 
-func (q *Queries) bind(query string) string {
-	if q.d.Rebind == nil {
-		return query
+// querier is what a statement, a pool and a transaction can all do.
+type querier interface {
+	ExecContext(ctx context.Context, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, args ...any) *sql.Row
+}
+
+// txQuery runs one query text on a transaction without a prepared statement.
+type txQuery struct {
+	tx    *sql.Tx
+	query string
+}
+
+func (t txQuery) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(ctx, t.query, args...)
+}
+
+func (t txQuery) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
+	return t.tx.QueryContext(ctx, t.query, args...)
+}
+
+func (t txQuery) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(ctx, t.query, args...)
+}
+
+// stmt returns how to run query: a cached prepared statement, bound to the transaction when
+// there is one. Inside a transaction a statement is never prepared on the pool: that would
+// wait for a connection while holding one, and the writer pool has only one.
+func (q *Queries) stmt(ctx context.Context, query string) (querier, error) {
+	if q.d.Rebind != nil {
+		query = q.d.Rebind(query)
 	}
-	return q.d.Rebind(query)
+	st, err := q.stmts.get(ctx, query, q.tx == nil)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("prepare: %w", err)
+	case q.tx == nil:
+		return st, nil
+	case st != nil:
+		return q.tx.StmtContext(ctx, st), nil
+	default:
+		return txQuery{q.tx, query}, nil
+	}
 }
 
 func (q *Queries) exec(ctx context.Context, query string, args ...any) error {
-	_, err := q.q.ExecContext(ctx, q.bind(query), args...)
+	_, err := q.execN(ctx, query, args...)
 	return err
 }
 
 // execN runs a statement and returns how many rows it changed.
 func (q *Queries) execN(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := q.q.ExecContext(ctx, q.bind(query), args...)
+	st, err := q.stmt(ctx, query)
+	if err != nil {
+		return 0, err
+	}
+	res, err := st.ExecContext(ctx, args...)
 	if err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
 }
 
-func (q *Queries) row(ctx context.Context, query string, args ...any) *sql.Row {
-	return q.q.QueryRowContext(ctx, q.bind(query), args...)
+// scanner is a row that may have failed before it could be scanned.
+type scanner interface{ Scan(...any) error }
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+func (q *Queries) row(ctx context.Context, query string, args ...any) scanner {
+	st, err := q.stmt(ctx, query)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
 }
 
 func (q *Queries) rows(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return q.q.QueryContext(ctx, q.bind(query), args...)
+	st, err := q.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
 }
 
 // IsUniqueViolation reports an error caused by a UNIQUE constraint.

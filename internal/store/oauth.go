@@ -79,6 +79,7 @@ func (q *Queries) DeleteClient(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("delete client %s: %w", id, err)
 	}
+	q.endedTokens = true
 	if n == 0 {
 		return fmt.Errorf("delete client %s: %w", id, ErrNotFound)
 	}
@@ -213,6 +214,7 @@ func (q *Queries) RevokeFamily(ctx context.Context, family string, now time.Time
 	if err != nil {
 		return 0, fmt.Errorf("revoke token family: %w", err)
 	}
+	q.endedTokens = true
 	return n, nil
 }
 

@@ -55,6 +55,9 @@ func WithBasePath(p string) Option { return func(c *server.Config) { c.BasePath 
 // WithLoginLimits sets the failed-login limits.
 func WithLoginLimits(l oauth.LoginLimits) Option { return func(c *server.Config) { c.LoginLimits = l } }
 
+// WithLogger sends the service's log to l instead of Logs.
+func WithLogger(l *slog.Logger) Option { return func(c *server.Config) { c.Logger = l } }
+
 // WithDataDir uses dir instead of a new temporary directory.
 func WithDataDir(dir string) Option { return func(c *server.Config) { c.DataDir = dir } }
 
