@@ -9,7 +9,7 @@ import (
 	"github.com/connected-vehicle/vcs/internal/api"
 )
 
-type thing struct {
+type envItem struct {
 	Name string `json:"name"`
 }
 
@@ -21,13 +21,13 @@ func TestEnvelopeMarshal(t *testing.T) {
 		want string
 	}{
 		// The SPEC's bytes, in the SPEC's member order.
-		{"single", api.Single(api.KeyVehicle, thing{"a"}),
+		{"single", api.Single(api.KeyVehicle, envItem{"a"}),
 			`{"vehicle":{"name":"a"},"totalRecords":null,"actions":[]}`},
-		{"nil page", api.List[thing](api.KeyVehicle, nil, 0, nil),
+		{"nil page", api.List[envItem](api.KeyVehicle, nil, 0, nil),
 			`{"vehicle":[],"totalRecords":0,"actions":[]}`},
-		{"empty page", api.List(api.KeyAccount, []thing{}, 0, nil),
+		{"empty page", api.List(api.KeyAccount, []envItem{}, 0, nil),
 			`{"account":[],"totalRecords":0,"actions":[]}`},
-		{"page", api.List(api.KeyVehicle, []thing{{"a"}, {"b"}}, 137, next),
+		{"page", api.List(api.KeyVehicle, []envItem{{"a"}, {"b"}}, 137, next),
 			`{"vehicle":[{"name":"a"},{"name":"b"}],"totalRecords":137,"actions":[{"name":"next","uri":"http://x/vehicle/?searchOffset=2"}]}`},
 		{"deleted", api.Deleted(),
 			`{"result":"OK","totalRecords":1,"actions":[]}`},
@@ -54,11 +54,11 @@ func TestEnvelopeMarshalError(t *testing.T) {
 
 func TestEnvelopeUnmarshalFindsKey(t *testing.T) {
 	body := `{"vehicle":[{"name":"a"}],"totalRecords":137,"actions":[{"name":"next","uri":"http://x/n"},{"name":"previous","uri":"http://x/p"}]}`
-	var e api.Envelope[[]thing]
+	var e api.Envelope[[]envItem]
 	if err := json.Unmarshal([]byte(body), &e); err != nil {
 		t.Fatal(err)
 	}
-	if e.Key != api.KeyVehicle || !reflect.DeepEqual(e.Data, []thing{{"a"}}) || e.TotalRecords == nil || *e.TotalRecords != 137 {
+	if e.Key != api.KeyVehicle || !reflect.DeepEqual(e.Data, []envItem{{"a"}}) || e.TotalRecords == nil || *e.TotalRecords != 137 {
 		t.Errorf("unmarshal = %+v", e)
 	}
 	if e.Action(api.ActionNext) != "http://x/n" || e.Action(api.ActionPrev) != "http://x/p" || e.Action("last") != "" {
@@ -67,7 +67,7 @@ func TestEnvelopeUnmarshalFindsKey(t *testing.T) {
 }
 
 func TestEnvelopeUnmarshalSingleAndDeleted(t *testing.T) {
-	var single api.Envelope[thing]
+	var single api.Envelope[envItem]
 	if err := json.Unmarshal([]byte(`{"account":{"name":"a"},"totalRecords":null,"actions":[]}`), &single); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestEnvelopeUnmarshalSingleAndDeleted(t *testing.T) {
 func TestEnvelopeUnmarshalPresetKey(t *testing.T) {
 	// With Key set, the envelope reads that member and ignores others, which lets a client
 	// read a response that grows new members.
-	e := api.Envelope[thing]{Key: api.KeyVehicle}
+	e := api.Envelope[envItem]{Key: api.KeyVehicle}
 	if err := json.Unmarshal([]byte(`{"vehicle":{"name":"v"},"extra":{"name":"no"},"totalRecords":null}`), &e); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestEnvelopeUnmarshalPresetKey(t *testing.T) {
 		t.Errorf("preset key: %+v", e)
 	}
 
-	e = api.Envelope[thing]{Key: api.KeyVehicle}
+	e = api.Envelope[envItem]{Key: api.KeyVehicle}
 	err := json.Unmarshal([]byte(`{"account":{"name":"a"},"totalRecords":null,"actions":[]}`), &e)
 	if err == nil || !strings.Contains(err.Error(), `"vehicle"`) {
 		t.Errorf("preset key vehicle on an account envelope: %v", err)
@@ -113,7 +113,7 @@ func TestEnvelopeUnmarshalErrors(t *testing.T) {
 		`{"vehicle":"a name","totalRecords":null,"actions":[]}`, // data of the wrong type
 		`{"vehicle":{"name":"a"}`,
 	} {
-		var e api.Envelope[thing]
+		var e api.Envelope[envItem]
 		if err := json.Unmarshal([]byte(body), &e); err == nil {
 			t.Errorf("%s: unmarshal = %+v, want an error", body, e)
 		}
@@ -122,7 +122,7 @@ func TestEnvelopeUnmarshalErrors(t *testing.T) {
 
 func TestEnvelopeRoundTrip(t *testing.T) {
 	// URIs with & are escaped by encoding/json; they must still read back the same.
-	in := api.List(api.KeyVehicle, []thing{{"<a&b>"}}, 3, []api.Action{
+	in := api.List(api.KeyVehicle, []envItem{{"<a&b>"}}, 3, []api.Action{
 		{Name: api.ActionNext, URI: "http://x/vehicle/?searchLimit=1&searchOffset=2"},
 		{Name: api.ActionPrev, URI: "http://x/vehicle/?searchLimit=1&searchOffset=0"},
 	})
@@ -130,7 +130,7 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out api.Envelope[[]thing]
+	var out api.Envelope[[]envItem]
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}

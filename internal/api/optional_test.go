@@ -8,7 +8,7 @@ import (
 	"github.com/connected-vehicle/vcs/internal/api"
 )
 
-type patch struct {
+type optPatch struct {
 	Label   api.Optional[string] `json:"label,omitzero"`
 	Mileage api.Optional[int64]  `json:"mileage,omitzero"`
 	Auto    api.Optional[bool]   `json:"auto,omitzero"`
@@ -27,7 +27,7 @@ func TestOptionalUnmarshal(t *testing.T) {
 		{`{"label":"null"}`, true, false, true, "null"}, // the string, not the literal
 		{`{"label":"x"}`, true, false, true, "x"},
 	} {
-		var p patch
+		var p optPatch
 		if err := json.Unmarshal([]byte(tc.body), &p); err != nil {
 			t.Errorf("%s: %v", tc.body, err)
 			continue
@@ -52,7 +52,7 @@ func TestOptionalUnmarshal(t *testing.T) {
 
 func TestOptionalNullClearsPreviousValue(t *testing.T) {
 	// A decoder reusing a struct must not leave the old value behind a null.
-	p := patch{Label: api.Some("old"), Mileage: api.Some[int64](7)}
+	p := optPatch{Label: api.Some("old"), Mileage: api.Some[int64](7)}
 	if err := json.Unmarshal([]byte(`{"label":null,"mileage":9}`), &p); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestOptionalNullClearsPreviousValue(t *testing.T) {
 
 func TestOptionalTypeError(t *testing.T) {
 	for _, body := range []string{`{"mileage":"5"}`, `{"mileage":1.5}`, `{"auto":1}`, `{"label":{}}`} {
-		var p patch
+		var p optPatch
 		var te *json.UnmarshalTypeError
 		if err := json.Unmarshal([]byte(body), &p); !errors.As(err, &te) {
 			t.Errorf("%s: error %v (%T), want *json.UnmarshalTypeError", body, err, err)
@@ -76,13 +76,13 @@ func TestOptionalTypeError(t *testing.T) {
 
 func TestOptionalMarshal(t *testing.T) {
 	for _, tc := range []struct {
-		in   patch
+		in   optPatch
 		want string
 	}{
-		{patch{}, `{}`},
-		{patch{Label: api.Null[string]()}, `{"label":null}`},
-		{patch{Label: api.Some("")}, `{"label":""}`},
-		{patch{Label: api.Some("x"), Mileage: api.Some[int64](0), Auto: api.Some(false)}, `{"label":"x","mileage":0,"auto":false}`},
+		{optPatch{}, `{}`},
+		{optPatch{Label: api.Null[string]()}, `{"label":null}`},
+		{optPatch{Label: api.Some("")}, `{"label":""}`},
+		{optPatch{Label: api.Some("x"), Mileage: api.Some[int64](0), Auto: api.Some(false)}, `{"label":"x","mileage":0,"auto":false}`},
 	} {
 		b, err := json.Marshal(tc.in)
 		if err != nil {
@@ -91,7 +91,7 @@ func TestOptionalMarshal(t *testing.T) {
 		if string(b) != tc.want {
 			t.Errorf("marshal %+v = %s, want %s", tc.in, b, tc.want)
 		}
-		var back patch
+		var back optPatch
 		if err := json.Unmarshal(b, &back); err != nil || back != tc.in {
 			t.Errorf("%s reads back as %+v, %v", b, back, err)
 		}

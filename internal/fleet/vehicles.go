@@ -131,12 +131,17 @@ func (s *Service) UpdateVehicle(ctx context.Context, ref string, in api.VehicleI
 	return out, err
 }
 
-// takeDevice makes v's device serial free for v: a vehicle that holds it gives it up when
-// that vehicle allows automatic reassignment (autoAssignDevice), and otherwise v cannot
-// have it.
+// takeDevice makes v's device serial free for v. A vehicle that holds it gives it up when
+// that vehicle allows automatic reassignment (autoAssignDevice) and is one the caller may
+// change; otherwise v cannot have it. (A device never moves out of another account: that
+// would let anyone take anyone's device.)
 func (s *Service) takeDevice(ctx context.Context, q *store.Queries, v *store.Vehicle, detail string) error {
 	if v.DeviceID == nil {
 		return nil
+	}
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return err
 	}
 	holder, err := q.GetVehicleByDevice(ctx, *v.DeviceID)
 	switch {
@@ -146,7 +151,7 @@ func (s *Service) takeDevice(ctx context.Context, q *store.Queries, v *store.Veh
 		return err
 	case holder.VehicleID == v.VehicleID:
 		return nil
-	case !holder.AutoAssignDevice:
+	case !holder.AutoAssignDevice || !canSeeAccount(c, holder.AccountID, holder.CreatorClientID):
 		var fe api.FieldErrors
 		fe.Add("deviceId", api.CodeUnique, "device %s is installed in another vehicle that does not allow reassignment", *v.DeviceID)
 		return &api.Error{Code: api.CodeUnique, Detail: detail, FieldErrors: fe}

@@ -15,8 +15,8 @@ import (
 	"github.com/connected-vehicle/vcs/internal/api"
 )
 
-// fault is one expected field error: the member and the words shown for it.
-type fault struct{ field, display string }
+// fieldFault is one expected field error: the member and the words shown for it.
+type fieldFault struct{ field, display string }
 
 // decodeInto runs decodeJSONObject for a new T and returns it with the error.
 func decodeInto[T any](body string) (*T, error) {
@@ -25,7 +25,7 @@ func decodeInto[T any](body string) (*T, error) {
 }
 
 // checkFaults asserts that err is a 400 INVALID *api.Error listing exactly want, in order.
-func checkFaults(t *testing.T, err error, want []fault) {
+func checkFaults(t *testing.T, err error, want []fieldFault) {
 	t.Helper()
 	e, ok := err.(*api.Error)
 	if !ok {
@@ -34,9 +34,9 @@ func checkFaults(t *testing.T, err error, want []fault) {
 	if e.Status() != http.StatusBadRequest || e.Code != api.CodeInvalid || e.Detail == "" {
 		t.Errorf("error %+v, want 400 INVALID with a detail", e)
 	}
-	var got []fault
+	var got []fieldFault
 	for _, f := range e.FieldErrors {
-		got = append(got, fault{f.FieldName, f.ErrorDisplay})
+		got = append(got, fieldFault{f.FieldName, f.ErrorDisplay})
 		if f.Code != api.CodeInvalid {
 			t.Errorf("field error %+v: code %q, want INVALID", f, f.Code)
 		}
@@ -91,48 +91,48 @@ func TestDecodeFieldFaults(t *testing.T) {
 		name   string
 		target target
 		body   string
-		want   []fault
+		want   []fieldFault
 	}{
 		// Members the service sets, or that do not exist, are refused by name.
-		{"vehicleId", vehicle, `{"vehicleId":1}`, []fault{{"vehicleId", "vehicleId is not a member that can be sent"}}},
-		{"name", vehicle, `{"name":"my car"}`, []fault{{"name", "name is not a member that can be sent"}}},
-		{"running", vehicle, `{"running":false}`, []fault{{"running", "running is not a member that can be sent"}}},
-		{"lastWaypoint", vehicle, `{"lastWaypoint":null}`, []fault{{"lastWaypoint", "lastWaypoint is not a member that can be sent"}}},
-		{"id", account, `{"id":5}`, []fault{{"id", "id is not a member that can be sent"}}},
-		{"dateCreated", account, `{"dateCreated":"20261122T023433+0000"}`, []fault{{"dateCreated", "dateCreated is not a member that can be sent"}}},
-		{"accessToken", account, `{"accessToken":{"code":"x"}}`, []fault{{"accessToken", "accessToken is not a member that can be sent"}}},
-		{"empty name", account, `{"":"x"}`, []fault{{"", " is not a member that can be sent"}}},
+		{"vehicleId", vehicle, `{"vehicleId":1}`, []fieldFault{{"vehicleId", "vehicleId is not a member that can be sent"}}},
+		{"name", vehicle, `{"name":"my car"}`, []fieldFault{{"name", "name is not a member that can be sent"}}},
+		{"running", vehicle, `{"running":false}`, []fieldFault{{"running", "running is not a member that can be sent"}}},
+		{"lastWaypoint", vehicle, `{"lastWaypoint":null}`, []fieldFault{{"lastWaypoint", "lastWaypoint is not a member that can be sent"}}},
+		{"id", account, `{"id":5}`, []fieldFault{{"id", "id is not a member that can be sent"}}},
+		{"dateCreated", account, `{"dateCreated":"20261122T023433+0000"}`, []fieldFault{{"dateCreated", "dateCreated is not a member that can be sent"}}},
+		{"accessToken", account, `{"accessToken":{"code":"x"}}`, []fieldFault{{"accessToken", "accessToken is not a member that can be sent"}}},
+		{"empty name", account, `{"":"x"}`, []fieldFault{{"", " is not a member that can be sent"}}},
 		// Names match exactly: encoding/json alone would take these case-insensitively.
-		{"VIN", vehicle, `{"VIN":"1FTFW1ET5DFC10312"}`, []fault{{"VIN", "VIN is not a member that can be sent"}}},
-		{"Label", vehicle, `{"Label":"x"}`, []fault{{"Label", "Label is not a member that can be sent"}}},
-		{"DeviceID", vehicle, `{"DeviceID":"x"}`, []fault{{"DeviceID", "DeviceID is not a member that can be sent"}}},
-		{"username", account, `{"userName":"x"}`, []fault{{"userName", "userName is not a member that can be sent"}}},
-		{"Go field name", account, `{"FirstName":"x"}`, []fault{{"FirstName", "FirstName is not a member that can be sent"}}},
+		{"VIN", vehicle, `{"VIN":"1FTFW1ET5DFC10312"}`, []fieldFault{{"VIN", "VIN is not a member that can be sent"}}},
+		{"Label", vehicle, `{"Label":"x"}`, []fieldFault{{"Label", "Label is not a member that can be sent"}}},
+		{"DeviceID", vehicle, `{"DeviceID":"x"}`, []fieldFault{{"DeviceID", "DeviceID is not a member that can be sent"}}},
+		{"username", account, `{"userName":"x"}`, []fieldFault{{"userName", "userName is not a member that can be sent"}}},
+		{"Go field name", account, `{"FirstName":"x"}`, []fieldFault{{"FirstName", "FirstName is not a member that can be sent"}}},
 
 		// Wrong types, one per kind of member.
-		{"string as number", account, `{"firstName":5}`, []fault{{"firstName", "firstName must be a string"}}},
-		{"string as bool", account, `{"zipcode":true}`, []fault{{"zipcode", "zipcode must be a string"}}},
-		{"string as object", vehicle, `{"label":{"text":"x"}}`, []fault{{"label", "label must be a string"}}},
-		{"string as array", vehicle, `{"vin":["1FTFW1ET5DFC10312"]}`, []fault{{"vin", "vin must be a string"}}},
-		{"bool as string", vehicle, `{"autoAssignDevice":"yes"}`, []fault{{"autoAssignDevice", "autoAssignDevice must be true or false"}}},
-		{"bool as number", vehicle, `{"autoAssignDevice":1}`, []fault{{"autoAssignDevice", "autoAssignDevice must be true or false"}}},
-		{"integer as string", vehicle, `{"mileage":"12"}`, []fault{{"mileage", "mileage must be an integer in range"}}},
-		{"integer as fraction", vehicle, `{"mileage":1.5}`, []fault{{"mileage", "mileage must be an integer in range"}}},
-		{"integer as exponent", vehicle, `{"mileage":1e3}`, []fault{{"mileage", "mileage must be an integer in range"}}},
-		{"integer too large", vehicle, `{"mileage":9223372036854775808}`, []fault{{"mileage", "mileage must be an integer in range"}}},
-		{"integer as object", vehicle, `{"mileage":{}}`, []fault{{"mileage", "mileage must be an integer in range"}}},
+		{"string as number", account, `{"firstName":5}`, []fieldFault{{"firstName", "firstName must be a string"}}},
+		{"string as bool", account, `{"zipcode":true}`, []fieldFault{{"zipcode", "zipcode must be a string"}}},
+		{"string as object", vehicle, `{"label":{"text":"x"}}`, []fieldFault{{"label", "label must be a string"}}},
+		{"string as array", vehicle, `{"vin":["1FTFW1ET5DFC10312"]}`, []fieldFault{{"vin", "vin must be a string"}}},
+		{"bool as string", vehicle, `{"autoAssignDevice":"yes"}`, []fieldFault{{"autoAssignDevice", "autoAssignDevice must be true or false"}}},
+		{"bool as number", vehicle, `{"autoAssignDevice":1}`, []fieldFault{{"autoAssignDevice", "autoAssignDevice must be true or false"}}},
+		{"integer as string", vehicle, `{"mileage":"12"}`, []fieldFault{{"mileage", "mileage must be an integer in range"}}},
+		{"integer as fraction", vehicle, `{"mileage":1.5}`, []fieldFault{{"mileage", "mileage must be an integer in range"}}},
+		{"integer as exponent", vehicle, `{"mileage":1e3}`, []fieldFault{{"mileage", "mileage must be an integer in range"}}},
+		{"integer too large", vehicle, `{"mileage":9223372036854775808}`, []fieldFault{{"mileage", "mileage must be an integer in range"}}},
+		{"integer as object", vehicle, `{"mileage":{}}`, []fieldFault{{"mileage", "mileage must be an integer in range"}}},
 		// An object where a scalar belongs, with members of its own: still one fault, on the member.
-		{"nested unknown members", vehicle, `{"deviceId":{"serial":"x","vehicleId":3}}`, []fault{{"deviceId", "deviceId must be a string"}}},
+		{"nested unknown members", vehicle, `{"deviceId":{"serial":"x","vehicleId":3}}`, []fieldFault{{"deviceId", "deviceId must be a string"}}},
 
-		// Every fault at once, sorted by member name (upper case first, as bytes sort).
-		{"many account faults", account, `{"zipcode":33602,"VIN":"x","password":["p"],"firstName":true,"id":3,"email":"a@b.c"}`, []fault{
+		// Every fieldFault at once, sorted by member name (upper case first, as bytes sort).
+		{"many account faults", account, `{"zipcode":33602,"VIN":"x","password":["p"],"firstName":true,"id":3,"email":"a@b.c"}`, []fieldFault{
 			{"VIN", "VIN is not a member that can be sent"},
 			{"firstName", "firstName must be a string"},
 			{"id", "id is not a member that can be sent"},
 			{"password", "password must be a string"},
 			{"zipcode", "zipcode must be a string"},
 		}},
-		{"many vehicle faults", vehicle, `{"vehicleId":1,"mileage":"far","label":7,"autoAssignDevice":"yes","vin":"ok"}`, []fault{
+		{"many vehicle faults", vehicle, `{"vehicleId":1,"mileage":"far","label":7,"autoAssignDevice":"yes","vin":"ok"}`, []fieldFault{
 			{"autoAssignDevice", "autoAssignDevice must be true or false"},
 			{"label", "label must be a string"},
 			{"mileage", "mileage must be an integer in range"},
@@ -219,17 +219,17 @@ func TestDecodeNestedMembers(t *testing.T) {
 
 	for _, tc := range []struct {
 		body string
-		want []fault
+		want []fieldFault
 	}{
-		{`{"point":{"latitude":1,"altitude":2}}`, []fault{{"point", `point has an unknown member "altitude"`}}},
-		{`{"point":{"latitude":"north"}}`, []fault{{"point", "point must be a number"}}},
-		{`{"point":{"timestamp":"yesterday"}}`, []fault{{"point", "point must be a date-time like 20261122T023433+0000"}}},
-		{`{"point":5}`, []fault{{"point", "point must be an object"}}},
-		{`{"when":"20261122T023433Z"}`, []fault{{"when", "when must be a date-time like 20261122T023433+0000"}}},
-		{`{"when":20261122}`, []fault{{"when", "when must be a date-time like 20261122T023433+0000"}}},
-		{`{"tags":"a"}`, []fault{{"tags", "tags must be an array"}}},
-		{`{"tags":[1]}`, []fault{{"tags", "tags must be a string"}}},
-		{`{"-":"x","Hidden":"x","secret":"x"}`, []fault{
+		{`{"point":{"latitude":1,"altitude":2}}`, []fieldFault{{"point", `point has an unknown member "altitude"`}}},
+		{`{"point":{"latitude":"north"}}`, []fieldFault{{"point", "point must be a number"}}},
+		{`{"point":{"timestamp":"yesterday"}}`, []fieldFault{{"point", "point must be a date-time like 20261122T023433+0000"}}},
+		{`{"point":5}`, []fieldFault{{"point", "point must be an object"}}},
+		{`{"when":"20261122T023433Z"}`, []fieldFault{{"when", "when must be a date-time like 20261122T023433+0000"}}},
+		{`{"when":20261122}`, []fieldFault{{"when", "when must be a date-time like 20261122T023433+0000"}}},
+		{`{"tags":"a"}`, []fieldFault{{"tags", "tags must be an array"}}},
+		{`{"tags":[1]}`, []fieldFault{{"tags", "tags must be a string"}}},
+		{`{"-":"x","Hidden":"x","secret":"x"}`, []fieldFault{
 			{"-", "- is not a member that can be sent"},
 			{"Hidden", "Hidden is not a member that can be sent"},
 			{"secret", "secret is not a member that can be sent"},
@@ -314,7 +314,7 @@ func TestDecodeBodySizeLimit(t *testing.T) {
 }
 
 func TestDecodeBodyReadError(t *testing.T) {
-	// A connection that fails mid-body is not the client's JSON fault: no 400 body for it.
+	// A connection that fails mid-body is not the client's JSON fieldFault: no 400 body for it.
 	boom := errors.New("connection reset")
 	r := httptest.NewRequest(http.MethodPost, "/vehicle/", iotest.ErrReader(boom))
 	var in api.VehicleInput

@@ -64,6 +64,11 @@ func (h *Handler) routes(mux *http.ServeMux) {
 	route(mux, b+oauth.PathToken, methods{http.MethodPost: h.oauth.HandleToken})
 	route(mux, b+oauth.PathRevoke, methods{http.MethodPost: h.oauth.HandleRevoke})
 	route(mux, b+oauth.PathMetadata, methods{http.MethodGet: h.oauth.HandleMetadata})
+	if b != "" {
+		// RFC 8414 §3.1 puts an issuer's metadata at the well-known path followed by the
+		// issuer's path; the SPEC's place above is kept too.
+		route(mux, oauth.PathMetadata+b, methods{http.MethodGet: h.oauth.HandleMetadata})
+	}
 
 	route(mux, b+"/account", methods{
 		http.MethodGet:  h.authed(h.listAccounts),
@@ -93,10 +98,13 @@ type methods map[string]http.HandlerFunc
 // route registers each method of path, and answers the others with 405 and Allow. (HEAD
 // comes with GET from ServeMux.)
 func route(mux *http.ServeMux, path string, m methods) {
-	allow := make([]string, 0, len(m))
+	allow := make([]string, 0, len(m)+1)
 	for method, fn := range m {
 		mux.HandleFunc(method+" "+path, fn)
 		allow = append(allow, method)
+		if method == http.MethodGet {
+			allow = append(allow, http.MethodHead)
+		}
 	}
 	slices.Sort(allow)
 	allowed := strings.Join(allow, ", ")
@@ -164,9 +172,28 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	out := *ae
 	out.HTTPStatus = ae.Status()
 	if out.HTTPStatus == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="vcs", error="invalid_token", error_description="`+out.Detail+`"`)
+		w.Header().Set("WWW-Authenticate", `Bearer realm="vcs", error="invalid_token", error_description=`+quoteParam(out.Detail))
 	}
 	writeJSON(w, out.HTTPStatus, api.ErrorBody{Error: &out})
+}
+
+// quoteParam writes s as an RFC 9110 quoted-string.
+func quoteParam(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f || r > 0x7e:
+			b.WriteByte('?') // header values are ASCII
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // trimTrailingSlash makes "/vehicle/" and "/vehicle" the same path.

@@ -52,7 +52,8 @@ func (h *Handler) pageActions(r *http.Request, p store.Page, n, total int) []api
 		actions = append(actions, api.Action{Name: api.ActionNext, URI: link(p.Offset + n)})
 	}
 	if p.Offset > 0 {
-		actions = append(actions, api.Action{Name: api.ActionPrev, URI: link(max(0, p.Offset-p.Limit))})
+		// From past the end, "previous" is the last page that has records.
+		actions = append(actions, api.Action{Name: api.ActionPrev, URI: link(max(0, min(p.Offset, total)-p.Limit))})
 	}
 	return actions
 }

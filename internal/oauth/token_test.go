@@ -21,7 +21,9 @@ import (
 const rfc7636Verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
 
 func TestS256(t *testing.T) {
-	if got, want := s256(rfc7636Verifier), "E9cGcS_xXo6fz9R9Ps9k1o0X5Fd7cXsvYhjZxdQHp3M"; got != want {
+	// RFC 7636 Appendix B's challenge, as printed there (and as base64url(SHA-256(verifier))
+	// gives it independently).
+	if got, want := s256(rfc7636Verifier), "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"; got != want {
 		t.Errorf("s256(RFC 7636 Appendix B verifier) = %q, want %q", got, want)
 	}
 	// A challenge is itself 43 characters of the verifier alphabet, which is how the

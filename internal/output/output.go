@@ -228,7 +228,8 @@ func (t *Table) Render() error {
 	if len(t.rows) == 0 {
 		return nil
 	}
-	tbl := tablewriter.NewTable(t.ios.Out,
+	var buf bytes.Buffer
+	tbl := tablewriter.NewTable(&buf,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
 			Borders: tw.BorderNone,
 			Symbols: tw.NewSymbols(tw.StyleNone),
@@ -242,10 +243,21 @@ func (t *Table) Render() error {
 		tablewriter.WithHeaderAutoFormat(tw.On),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithTrimSpace(tw.Off),
+		tablewriter.WithPadding(tw.Padding{Right: "  ", Overwrite: true}),
 	)
 	tbl.Header(t.header)
 	if err := tbl.Bulk(t.rows); err != nil {
 		return err
 	}
-	return tbl.Render()
+	if err := tbl.Render(); err != nil {
+		return err
+	}
+	// Columns are padded to their width; the last one need not be.
+	var out strings.Builder
+	for line := range strings.Lines(buf.String()) {
+		out.WriteString(strings.TrimRight(line, " \n"))
+		out.WriteByte('\n')
+	}
+	_, err := io.WriteString(t.ios.Out, out.String())
+	return err
 }

@@ -55,6 +55,15 @@ func TestOtherAccountSeesNothing(t *testing.T) {
 		}
 	}
 
+	// Devices do not move out of another account, even when its vehicle allows moves.
+	r0 := env.Do("POST", "/vehicle/", intruderTok, map[string]any{"deviceId": "VICTIM-1"})
+	if r0.Status != 409 {
+		t.Fatalf("taking another account's device: %d %s, want 409", r0.Status, r0.Body)
+	}
+	if strings.Contains(string(r0.Body), "vehicleId") || strings.Contains(string(r0.Body), "mine") {
+		t.Fatalf("409 reveals the holder: %s", r0.Body)
+	}
+
 	// Lists show only what is the caller's.
 	r := env.Do("GET", "/vehicle/", intruderTok, nil)
 	if strings.Contains(string(r.Body), "VICTIM-1") {
@@ -69,7 +78,7 @@ func TestOtherAccountSeesNothing(t *testing.T) {
 	r = env.Do("GET", "/vehicle/"+vid, victimTok, nil)
 	var got api.Envelope[api.Vehicle]
 	r.JSON(t, &got)
-	if r.Status != 200 || *got.Data.Label != "mine" {
+	if r.Status != 200 || *got.Data.Label != "mine" || got.Data.DeviceID == nil || *got.Data.DeviceID != "VICTIM-1" {
 		t.Fatalf("victim's vehicle after the attempts: %d %s", r.Status, r.Body)
 	}
 	// The creating partner's client token does see it.

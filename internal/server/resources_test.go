@@ -398,7 +398,7 @@ func TestMethodsAndUnknownPaths(t *testing.T) {
 	env := servertest.New(t)
 	tok := env.DemoToken()
 	r := env.Do("PUT", "/vehicle/1", tok, `{}`)
-	if r.Status != 405 || r.Header.Get("Allow") != "DELETE, GET, POST" || r.Error(t).HTTPStatus != 405 {
+	if r.Status != 405 || r.Header.Get("Allow") != "DELETE, GET, HEAD, POST" || r.Error(t).HTTPStatus != 405 {
 		t.Errorf("PUT: %d %q %s", r.Status, r.Header.Get("Allow"), r.Body)
 	}
 	r = env.Do("GET", "/nothing/here", tok, nil)
@@ -423,5 +423,19 @@ func TestBasePath(t *testing.T) {
 	next, _ := url.Parse(page.Action("next"))
 	if r.Status != 200 || next.Path != "/api/vehicle" {
 		t.Fatalf("GET /api/vehicle/: %d, next %s", r.Status, page.Action("next"))
+	}
+	// Metadata: at the SPEC's place under the base path, and at RFC 8414's.
+	root := strings.TrimSuffix(env.URL, "/api")
+	for _, u := range []string{env.URL + "/.well-known/oauth-authorization-server", root + "/.well-known/oauth-authorization-server/api"} {
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var md api.ServerMetadata
+		err = json.NewDecoder(resp.Body).Decode(&md)
+		resp.Body.Close()
+		if err != nil || md.Issuer != env.URL {
+			t.Errorf("GET %s: %d, issuer %q", u, resp.StatusCode, md.Issuer)
+		}
 	}
 }

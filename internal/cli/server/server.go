@@ -158,6 +158,9 @@ func runServer(ctx context.Context, opts *Options) error {
 	if err := printSettings(opts, settings); err != nil {
 		return err
 	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); opts.Dev && ok && !tcp.IP.IsLoopback() {
+		log.Warn("development mode with well-known credentials on a non-loopback address: anyone who can reach it can log in", "addr", ln.Addr().String())
+	}
 	log.Info("serving", "addr", ln.Addr().String(), "env", opts.Env, "base_url", baseURL, "data_dir", dataDir)
 	if opts.Ready != nil {
 		opts.Ready(settings)
