@@ -65,7 +65,7 @@ func (e Envelope[T]) Action(name string) string {
 
 // MarshalJSON writes the members in the seed's order.
 func (e Envelope[T]) MarshalJSON() ([]byte, error) {
-	data, err := json.Marshal(e.Data)
+	data, err := marshal(e.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -90,13 +90,24 @@ func (e Envelope[T]) MarshalJSON() ([]byte, error) {
 	if actions == nil {
 		actions = []Action{}
 	}
-	a, err := json.Marshal(actions)
+	a, err := marshal(actions)
 	if err != nil {
 		return nil, err
 	}
 	b.Write(a)
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// marshal is json.Marshal without HTML escaping: "&" in a link stays "&", not "\u0026".
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // UnmarshalJSON reads an envelope. When Key is empty it takes the one member that is not

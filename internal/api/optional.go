@@ -50,5 +50,8 @@ func (o *Optional[T]) UnmarshalJSON(b []byte) error {
 		o.Null = true
 		return nil
 	}
-	return json.Unmarshal(b, &o.Value)
+	// Strict like the request decoder: an object value may not carry unknown members.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(&o.Value)
 }

@@ -112,3 +112,18 @@ func TestOptionalPtrIsACopy(t *testing.T) {
 		t.Error("a null member with a leftover value is Present")
 	}
 }
+
+func TestOptionalObjectIsStrict(t *testing.T) {
+	type point struct {
+		Latitude float64 `json:"latitude"`
+	}
+	var in struct {
+		P api.Optional[point] `json:"p"`
+	}
+	if err := json.Unmarshal([]byte(`{"p":{"latitude":1,"bogus":2}}`), &in); err == nil {
+		t.Fatal("an unknown member inside an optional object was accepted")
+	}
+	if err := json.Unmarshal([]byte(`{"p":{"latitude":1.5}}`), &in); err != nil || in.P.Value.Latitude != 1.5 {
+		t.Fatalf("valid object: %v %+v", err, in.P)
+	}
+}

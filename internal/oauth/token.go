@@ -133,22 +133,12 @@ func (s *Server) exchangeCode(ctx context.Context, client *store.Client, code, r
 		} else if err != nil {
 			return err
 		}
-		first, err := q.UseAuthCode(ctx, c.Hash, s.now())
-		if err != nil {
-			return err
+		if c.UsedAt != nil {
+			return s.codeReused(ctx, q, client, c, &te)
 		}
-		if !first {
-			// RFC 6749 §4.1.2: a code used twice was likely stolen; end what it granted.
-			n, err := q.RevokeFamily(ctx, c.Family, s.now())
-			if err != nil {
-				return err
-			}
-			s.log.WarnContext(ctx, "authorization code reused; revoked the tokens issued from it",
-				"client_id", client.ID, "revoked", n)
-			te = invalidGrant("the authorization code was already used; the tokens issued from it are revoked")
-			return nil
-		}
-		if s.now().After(c.ExpiresAt) {
+		// The checks come before the code is spent, so that a request that fails them
+		// (a stolen code without its verifier, say) cannot use up the rightful holder's code.
+		if !s.now().Before(c.ExpiresAt) {
 			te = invalidGrant("the authorization code has expired")
 			return nil
 		}
@@ -167,6 +157,13 @@ func (s *Server) exchangeCode(ctx context.Context, client *store.Client, code, r
 			te = invalidGrant("code_verifier sent, but the authorization request had no code_challenge")
 			return nil
 		}
+		first, err := q.UseAuthCode(ctx, c.Hash, s.now())
+		if err != nil {
+			return err
+		}
+		if !first {
+			return s.codeReused(ctx, q, client, c, &te)
+		}
 		tok, err = s.issue(ctx, q, client.ID, c.AccountID, c.Family, true)
 		return err
 	})
@@ -174,6 +171,19 @@ func (s *Server) exchangeCode(ctx context.Context, client *store.Client, code, r
 		return nil, serverError(err)
 	}
 	return tok, te
+}
+
+// codeReused ends what a code granted when it comes back after its exchange: it was likely
+// stolen (RFC 6749 §4.1.2).
+func (s *Server) codeReused(ctx context.Context, q *store.Queries, client *store.Client, c *store.AuthCode, te **tokenError) error {
+	n, err := q.RevokeFamily(ctx, c.Family, s.now())
+	if err != nil {
+		return err
+	}
+	s.log.WarnContext(ctx, "authorization code reused; revoked the tokens issued from it",
+		"client_id", client.ID, "revoked", n)
+	*te = invalidGrant("the authorization code was already used; the tokens issued from it are revoked")
+	return nil
 }
 
 func (s *Server) clientCredentials(ctx context.Context, client *store.Client) (*api.Token, *tokenError) {
@@ -269,7 +279,7 @@ func (s *Server) IssueAccountCode(ctx context.Context, q *store.Queries, clientI
 
 // HandleRevoke serves POST /oauth/revoke (RFC 7009). Revoking either token of a grant
 // revokes the whole grant, which is what logging out means. Unknown tokens are not an
-// error: the caller's goal, a token that does not work, is met.
+// error: the caller's goal, a token that does not work, is met. Another client's token is.
 func (s *Server) HandleRevoke(w http.ResponseWriter, r *http.Request) {
 	if e := parseForm(w, r); e != nil {
 		s.writeTokenError(w, r, e)
@@ -285,18 +295,27 @@ func (s *Server) HandleRevoke(w http.ResponseWriter, r *http.Request) {
 		s.writeTokenError(w, r, badRequest(api.OAuthInvalidRequest, "token is required"))
 		return
 	}
+	var te *tokenError
 	err := s.db.WriteTx(r.Context(), func(q *store.Queries) error {
 		t, err := q.GetToken(r.Context(), hashSecret(token))
-		if errors.Is(err, store.ErrNotFound) || (err == nil && t.ClientID != client.ID) {
+		switch {
+		case errors.Is(err, store.ErrNotFound):
 			return nil
-		} else if err != nil {
+		case err != nil:
 			return err
+		case t.ClientID != client.ID:
+			// RFC 7009 §2.1: a client may revoke only its own tokens.
+			te = badRequest(api.OAuthUnauthorizedClient, "the token was not issued to this client")
+			return nil
 		}
 		_, err = q.RevokeFamily(r.Context(), t.Family, s.now())
 		return err
 	})
 	if err != nil {
-		s.writeTokenError(w, r, serverError(err))
+		te = serverError(err)
+	}
+	if te != nil {
+		s.writeTokenError(w, r, te)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")

@@ -226,6 +226,10 @@ func TestTokenRedirectURIMustMatchAuthorizeRequest(t *testing.T) {
 	if _, err := other.Exchange(context.Background(), code); oauthErrorCode(err) != "invalid_grant" {
 		t.Fatalf("exchange with another redirect_uri: %v, want invalid_grant", err)
 	}
+	// The failed attempt did not spend the code of its rightful holder.
+	if _, err := conf.Exchange(context.Background(), code); err != nil {
+		t.Fatalf("exchange with the right redirect_uri after a failed one: %v", err)
+	}
 }
 
 func TestPKCE(t *testing.T) {
@@ -250,8 +254,11 @@ func TestPKCE(t *testing.T) {
 			}
 		})
 	}
-	t.Run("right verifier", func(t *testing.T) {
+	t.Run("right verifier after a wrong one", func(t *testing.T) {
 		code, _ := env.Authorize(conf, server.DevUsername, server.DevPassword, oauth2.S256ChallengeOption(verifier))
+		if _, err := conf.Exchange(context.Background(), code, oauth2.VerifierOption(oauth2.GenerateVerifier())); oauthErrorCode(err) != "invalid_grant" {
+			t.Fatalf("wrong verifier: %v", err)
+		}
 		if _, err := conf.Exchange(context.Background(), code, oauth2.VerifierOption(verifier)); err != nil {
 			t.Fatal(err)
 		}
@@ -431,6 +438,32 @@ func TestAccountCodeBoundToCreatingClient(t *testing.T) {
 	if resp.StatusCode != 400 {
 		t.Fatalf("another client exchanged the code: %d", resp.StatusCode)
 	}
+}
+
+func TestRevokeOnlyOwnTokens(t *testing.T) {
+	env := servertest.New(t)
+	tok := env.Login(server.DevUsername, server.DevPassword)
+	other, err := env.Server.OAuth.CreateClient(context.Background(), "other", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("POST", env.URL+oauth.PathRevoke, strings.NewReader(url.Values{"token": {tok.RefreshToken}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(other.ID, other.Secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(body), "unauthorized_client") {
+		t.Fatalf("revoking another client's token: %d %s", resp.StatusCode, body)
+	}
+	if r := env.Do("GET", "/vehicle/", tok.AccessToken, nil); r.Status != 200 {
+		t.Fatalf("the token stopped working: %d", r.Status)
+	}
+	// Unknown tokens are fine: the goal, a token that does not work, is met.
+	postRevoke(t, env, "vcsr_never-issued")
 }
 
 func TestClientAuthentication(t *testing.T) {

@@ -143,6 +143,9 @@ func TestVehiclePaging(t *testing.T) {
 		for _, v := range page.Data {
 			seen = append(seen, v.VehicleID)
 		}
+		if strings.Contains(string(r.Body), `\u0026`) {
+			t.Errorf("links are HTML-escaped: %s", r.Body)
+		}
 		if pages > 0 && page.Action("previous") == "" {
 			t.Errorf("page %d has no previous link", pages)
 		}
