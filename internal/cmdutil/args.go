@@ -1,13 +1,7 @@
 package cmdutil
 
 import (
-	"bufio"
-	"fmt"
-	"strings"
-
 	"github.com/spf13/cobra"
-
-	"github.com/connected-vehicle/vcs/internal/iostreams"
 )
 
 // ExactArgs requires n arguments, and says msg (a usage error) otherwise.
@@ -21,25 +15,4 @@ func ExactArgs(n int, msg string) cobra.PositionalArgs {
 		}
 		return FlagErrorf("%s", msg)
 	}
-}
-
-// ConfirmDestructive asks question on a terminal and returns ErrCancel unless the answer is
-// yes. Without a terminal it cannot ask: it needs --yes, and says so.
-func ConfirmDestructive(ios *iostreams.IOStreams, yes bool, question string) error {
-	if yes {
-		return nil
-	}
-	if !ios.CanPrompt() {
-		return FlagErrorf("refusing to delete without confirmation: run again with --yes")
-	}
-	fmt.Fprintf(ios.ErrOut, "%s [y/N] ", question)
-	line, err := bufio.NewReader(ios.In).ReadString('\n')
-	if err != nil && line == "" {
-		return ErrCancel
-	}
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes":
-		return nil
-	}
-	return ErrCancel
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"golang.org/x/oauth2"
+
 	"github.com/connected-vehicle/vcs/internal/api"
 )
 
@@ -41,11 +43,18 @@ type AuthError struct{ Err error }
 func (e *AuthError) Error() string { return e.Err.Error() }
 func (e *AuthError) Unwrap() error { return e.Err }
 
+// AuthFailure marks the error for ExitCode; errors of other packages that mean "log in
+// again" have the same method.
+func (e *AuthError) AuthFailure() {}
+
+type authFailure interface{ AuthFailure() }
+
 // ExitCode maps the error a command returned to the process's exit code.
 func ExitCode(err error) int {
 	var flagErr *FlagError
-	var authErr *AuthError
+	var authErr authFailure
 	var apiErr *api.Error
+	var oauthErr *oauth2.RetrieveError
 	switch {
 	case err == nil:
 		return ExitOK
@@ -56,6 +65,8 @@ func ExitCode(err error) int {
 	case errors.As(err, &authErr):
 		return ExitAuth
 	case errors.As(err, &apiErr) && apiErr.Status() == http.StatusUnauthorized:
+		return ExitAuth
+	case errors.As(err, &oauthErr) && (oauthErr.ErrorCode == "invalid_client" || oauthErr.ErrorCode == "invalid_grant"):
 		return ExitAuth
 	default:
 		return ExitError

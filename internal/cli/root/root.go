@@ -13,7 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/connected-vehicle/vcs/internal/build"
+	"github.com/connected-vehicle/vcs/internal/cli/account"
+	"github.com/connected-vehicle/vcs/internal/cli/auth"
+	"github.com/connected-vehicle/vcs/internal/cli/factory"
 	"github.com/connected-vehicle/vcs/internal/cli/server"
+	"github.com/connected-vehicle/vcs/internal/cli/vehicle"
 	"github.com/connected-vehicle/vcs/internal/cli/version"
 	"github.com/connected-vehicle/vcs/internal/cmdutil"
 	"github.com/connected-vehicle/vcs/internal/iostreams"
@@ -39,8 +43,25 @@ runs the service itself.`,
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cmdutil.FlagError{Err: err} })
 	cmd.CompletionOptions.HiddenDefaultCmd = false
 
-	cmd.AddCommand(server.NewCmdServer(f, nil))
-	cmd.AddCommand(version.NewCmdVersion(f))
+	g := cmd.PersistentFlags()
+	g.StringVarP(&f.Globals.Profile, "profile", "p", "", "profile to use (default: $VCS_PROFILE, the file's, or \"local\")")
+	g.StringVar(&f.Globals.Token, "token", "", "use this access token instead of stored credentials (also $VCS_TOKEN)")
+	g.BoolVar(&f.Globals.Debug, "debug", false, "log each HTTP exchange to stderr, secrets redacted")
+	g.BoolVar(&f.Globals.InsecureStorage, "insecure-storage", false, "store credentials in a 0600 file instead of the OS keyring")
+
+	cmd.AddGroup(&cobra.Group{ID: "auth", Title: "Authentication:"}, &cobra.Group{ID: "data", Title: "Accounts and vehicles:"},
+		&cobra.Group{ID: "service", Title: "Running the service:"})
+	for _, c := range []*cobra.Command{auth.NewCmdLogin(f, nil), auth.NewCmdLogout(f, nil), auth.NewCmdToken(f, nil)} {
+		c.GroupID = "auth"
+		cmd.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{account.NewCmdAccount(f), vehicle.NewCmdVehicle(f)} {
+		c.GroupID = "data"
+		cmd.AddCommand(c)
+	}
+	srv := server.NewCmdServer(f, nil)
+	srv.GroupID = "service"
+	cmd.AddCommand(srv, version.NewCmdVersion(f))
 	return cmd
 }
 
@@ -55,7 +76,7 @@ func Main(args []string) int {
 	}()
 
 	ios := iostreams.System()
-	f := &cmdutil.Factory{IOStreams: ios, Version: build.Version()}
+	f := factory.New(ios, build.Version())
 	cmd := NewCmdRoot(f)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(ctx)
