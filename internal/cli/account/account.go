@@ -215,8 +215,8 @@ func str(s *string) string {
 // is never a flag value: it is asked for, or read with --password-stdin.
 type fields struct {
 	firstName, lastName, zipcode, email, phone, timeZone, contact, username string
-	passwordStdin                                                          bool
-	file                                                                   string
+	passwordStdin                                                           bool
+	file                                                                    string
 }
 
 func (v *fields) add(cmd *cobra.Command) {
