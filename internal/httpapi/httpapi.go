@@ -16,8 +16,10 @@ import (
 
 	"github.com/connected-vehicle/vcs/internal/api"
 	"github.com/connected-vehicle/vcs/internal/auth"
+	"github.com/connected-vehicle/vcs/internal/events"
 	"github.com/connected-vehicle/vcs/internal/fleet"
 	"github.com/connected-vehicle/vcs/internal/oauth"
+	"github.com/connected-vehicle/vcs/internal/telemetry"
 )
 
 // Config configures the handler.
@@ -30,23 +32,39 @@ type Config struct {
 	Logger  *slog.Logger
 }
 
+// Simulator drives simulated trips (sandbox only).
+type Simulator interface {
+	Start(ctx context.Context, in api.SimulationInput) (*api.Simulation, error)
+	Get(ctx context.Context, id int64) (*api.Simulation, error)
+	Cancel(ctx context.Context, id int64) (*api.Simulation, error)
+}
+
+// Services are what the handler serves.
+type Services struct {
+	Fleet     *fleet.Service
+	OAuth     *oauth.Server
+	Events    *events.Service
+	Telemetry *telemetry.Service
+	// Simulator is nil in production.
+	Simulator Simulator
+}
+
 // Handler serves the whole service.
 type Handler struct {
-	fleet *fleet.Service
-	oauth *oauth.Server
-	cfg   Config
-	log   *slog.Logger
-	root  http.Handler
+	svc  Services
+	cfg  Config
+	log  *slog.Logger
+	root http.Handler
 }
 
 // New returns the service's handler.
-func New(f *fleet.Service, o *oauth.Server, cfg Config) *Handler {
+func New(svc Services, cfg Config) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	cfg.BasePath = strings.TrimSuffix(cfg.BasePath, "/")
 	cfg.BaseURL = strings.TrimSuffix(cfg.BaseURL, "/")
-	h := &Handler{fleet: f, oauth: o, cfg: cfg, log: cfg.Logger}
+	h := &Handler{svc: svc, cfg: cfg, log: cfg.Logger}
 	mux := http.NewServeMux()
 	h.routes(mux)
 	h.root = h.recoverPanics(h.logRequests(trimTrailingSlash(mux)))
@@ -57,17 +75,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.root.Ser
 
 func (h *Handler) routes(mux *http.ServeMux) {
 	// The authorization host's pages; not under the base path.
-	route(mux, oauth.PathAuthorize, methods{http.MethodGet: h.oauth.HandleAuthorize})
-	route(mux, oauth.PathLogin, methods{http.MethodGet: h.oauth.HandleLoginForm, http.MethodPost: h.oauth.HandleLogin})
+	route(mux, oauth.PathAuthorize, methods{http.MethodGet: h.svc.OAuth.HandleAuthorize})
+	route(mux, oauth.PathLogin, methods{http.MethodGet: h.svc.OAuth.HandleLoginForm, http.MethodPost: h.svc.OAuth.HandleLogin})
 
 	b := h.cfg.BasePath
-	route(mux, b+oauth.PathToken, methods{http.MethodPost: h.oauth.HandleToken})
-	route(mux, b+oauth.PathRevoke, methods{http.MethodPost: h.oauth.HandleRevoke})
-	route(mux, b+oauth.PathMetadata, methods{http.MethodGet: h.oauth.HandleMetadata})
+	route(mux, b+oauth.PathToken, methods{http.MethodPost: h.svc.OAuth.HandleToken})
+	route(mux, b+oauth.PathRevoke, methods{http.MethodPost: h.svc.OAuth.HandleRevoke})
+	route(mux, b+oauth.PathMetadata, methods{http.MethodGet: h.svc.OAuth.HandleMetadata})
 	if b != "" {
 		// RFC 8414 §3.1 puts an issuer's metadata at the well-known path followed by the
 		// issuer's path; the SPEC's place above is kept too.
-		route(mux, oauth.PathMetadata+b, methods{http.MethodGet: h.oauth.HandleMetadata})
+		route(mux, oauth.PathMetadata+b, methods{http.MethodGet: h.svc.OAuth.HandleMetadata})
 	}
 
 	route(mux, b+"/account", methods{
@@ -88,6 +106,8 @@ func (h *Handler) routes(mux *http.ServeMux) {
 		http.MethodPost:   h.authed(h.updateVehicle),
 		http.MethodDelete: h.authed(h.deleteVehicle),
 	})
+	h.eventRoutes(mux)
+	h.simulatorRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, api.Errorf(api.CodeNotFound, "no such endpoint: %s", r.URL.Path))
 	})
@@ -121,7 +141,7 @@ func route(mux *http.ServeMux, path string, m methods) {
 func (h *Handler) authed(fn http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		token, _ := bearerToken(r)
-		caller, err := h.oauth.Authenticate(r.Context(), token)
+		caller, err := h.svc.OAuth.Authenticate(r.Context(), token)
 		if err != nil {
 			h.writeError(w, r, err)
 			return

@@ -73,7 +73,7 @@ func (h *Handler) listAccounts(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	accounts, total, err := h.fleet.ListAccounts(r.Context(), p)
+	accounts, total, err := h.svc.Fleet.ListAccounts(r.Context(), p)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -87,7 +87,7 @@ func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	a, err := h.fleet.GetAccount(r.Context(), id)
+	a, err := h.svc.Fleet.GetAccount(r.Context(), id)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -101,7 +101,7 @@ func (h *Handler) createAccount(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	a, err := h.fleet.CreateAccount(r.Context(), in)
+	a, err := h.svc.Fleet.CreateAccount(r.Context(), in)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -121,7 +121,7 @@ func (h *Handler) updateAccount(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	a, err := h.fleet.UpdateAccount(r.Context(), id, in)
+	a, err := h.svc.Fleet.UpdateAccount(r.Context(), id, in)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -135,7 +135,7 @@ func (h *Handler) deleteAccount(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	if err := h.fleet.DeleteAccount(r.Context(), id); err != nil {
+	if err := h.svc.Fleet.DeleteAccount(r.Context(), id); err != nil {
 		h.writeError(w, r, err)
 		return
 	}
@@ -148,7 +148,7 @@ func (h *Handler) listVehicles(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	vehicles, total, err := h.fleet.ListVehicles(r.Context(), p)
+	vehicles, total, err := h.svc.Fleet.ListVehicles(r.Context(), p)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -157,7 +157,7 @@ func (h *Handler) listVehicles(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) getVehicle(w http.ResponseWriter, r *http.Request) {
-	v, err := h.fleet.GetVehicle(r.Context(), r.PathValue("vehicle"))
+	v, err := h.svc.Fleet.GetVehicle(r.Context(), r.PathValue("vehicle"))
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -171,7 +171,7 @@ func (h *Handler) createVehicle(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	v, err := h.fleet.CreateVehicle(r.Context(), in)
+	v, err := h.svc.Fleet.CreateVehicle(r.Context(), in)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -185,7 +185,7 @@ func (h *Handler) updateVehicle(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	v, err := h.fleet.UpdateVehicle(r.Context(), r.PathValue("vehicle"), in)
+	v, err := h.svc.Fleet.UpdateVehicle(r.Context(), r.PathValue("vehicle"), in)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -194,7 +194,7 @@ func (h *Handler) updateVehicle(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) deleteVehicle(w http.ResponseWriter, r *http.Request) {
-	if err := h.fleet.DeleteVehicle(r.Context(), r.PathValue("vehicle")); err != nil {
+	if err := h.svc.Fleet.DeleteVehicle(r.Context(), r.PathValue("vehicle")); err != nil {
 		h.writeError(w, r, err)
 		return
 	}

@@ -13,13 +13,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/connected-vehicle/vcs/internal/delivery"
+	"github.com/connected-vehicle/vcs/internal/events"
 	"github.com/connected-vehicle/vcs/internal/fleet"
 	"github.com/connected-vehicle/vcs/internal/httpapi"
 	"github.com/connected-vehicle/vcs/internal/oauth"
+	"github.com/connected-vehicle/vcs/internal/sim"
 	"github.com/connected-vehicle/vcs/internal/store"
 	"github.com/connected-vehicle/vcs/internal/store/sqlite"
+	"github.com/connected-vehicle/vcs/internal/telemetry"
 )
 
 // Environments. Each has its own database, so data and tokens never cross between them.
@@ -47,15 +52,27 @@ type Config struct {
 	LoginLimits oauth.LoginLimits
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Version is the binary's version, for the User-Agent of deliveries.
+	Version string
+	// DeliveryPolicy replaces the environment's retry schedule (tests).
+	DeliveryPolicy *delivery.Policy
 }
 
-// Server is an open service: its database and its handler.
+// Server is an open service: its database, its handler, and the background work
+// (webhook delivery, clean-up) that runs from Open to Close.
 type Server struct {
-	cfg   Config
-	db    *store.DB
-	OAuth *oauth.Server
-	Fleet *fleet.Service
-	http  *httpapi.Handler
+	cfg       Config
+	db        *store.DB
+	OAuth     *oauth.Server
+	Fleet     *fleet.Service
+	Events    *events.Service
+	Telemetry *telemetry.Service
+	Delivery  *delivery.Engine
+	http      *httpapi.Handler
+
+	stop       context.CancelFunc
+	stopSim    func()
+	background sync.WaitGroup
 }
 
 // DatabasePath is where the environment's database lives in dataDir.
@@ -95,16 +112,61 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		BaseURL: cfg.PublicBaseURL, AuthURL: cfg.PublicAuthURL,
 		Logger: cfg.Logger, Now: cfg.Now, LoginLimits: cfg.LoginLimits,
 	})
+	sandbox := cfg.Env == EnvSandbox
 	f := fleet.New(db, o, fleet.Options{PasswordCost: cfg.PasswordCost, Now: cfg.Now})
-	h := httpapi.New(f, o, httpapi.Config{BasePath: cfg.BasePath, BaseURL: cfg.PublicBaseURL, Logger: cfg.Logger})
-	return &Server{cfg: cfg, db: db, OAuth: o, Fleet: f, http: h}, nil
+	ev := events.New(db, f, events.Config{Domain: events.DomainOf(cfg.PublicBaseURL), Sandbox: sandbox, Now: cfg.Now})
+	policy := delivery.ProductionPolicy()
+	if sandbox {
+		policy = delivery.SandboxPolicy()
+	}
+	if cfg.DeliveryPolicy != nil {
+		policy = *cfg.DeliveryPolicy
+	}
+	engine := delivery.New(delivery.Config{
+		DB: db, Policy: policy, PublicOnly: !sandbox, UserAgent: "vcs/" + cfg.Version,
+		Logger: cfg.Logger, Now: cfg.Now, Exclusive: true, // one SQLite file, one server
+	})
+	ev.SetAttempter(engine)
+	tm := telemetry.New(db, f, ev, telemetry.Config{Sandbox: sandbox, Recorded: engine.Wake, Now: cfg.Now})
+	svc := httpapi.Services{Fleet: f, OAuth: o, Events: ev, Telemetry: tm}
+	if sandbox {
+		svc.Simulator = sim.New(tm, f, sim.Config{Logger: cfg.Logger, Now: cfg.Now})
+	}
+	h := httpapi.New(svc, httpapi.Config{BasePath: cfg.BasePath, BaseURL: cfg.PublicBaseURL, Logger: cfg.Logger})
+	s := &Server{cfg: cfg, db: db, OAuth: o, Fleet: f, Events: ev, Telemetry: tm, Delivery: engine, http: h}
+
+	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stop = stop
+	s.background.Add(2)
+	go func() {
+		defer s.background.Done()
+		if err := engine.Run(bg); err != nil {
+			cfg.Logger.Error("webhook delivery stopped", "err", err)
+		}
+	}()
+	go func() {
+		defer s.background.Done()
+		s.janitor(bg)
+	}()
+	if stopper, ok := svc.Simulator.(interface{ Stop() }); ok {
+		s.stopSim = stopper.Stop
+	}
+	return s, nil
 }
 
 // Handler returns the service's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.http }
 
-// Close closes the database.
-func (s *Server) Close() error { return s.db.Close() }
+// Close stops the background work — deliveries under way finish first — and closes the
+// database.
+func (s *Server) Close() error {
+	if s.stopSim != nil {
+		s.stopSim()
+	}
+	s.stop()
+	s.background.Wait()
+	return s.db.Close()
+}
 
 // Limits of the HTTP server: a client that sends slowly, never finishes, or sends too much
 // cannot hold a connection or memory.
@@ -137,17 +199,6 @@ func NewHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
 // shutdownTimeout to finish.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := NewHTTPServer(s.http, s.cfg.Logger)
-	janitorDone := make(chan struct{})
-	jctx, stopJanitor := context.WithCancel(ctx)
-	go func() {
-		defer close(janitorDone)
-		s.janitor(jctx)
-	}()
-	defer func() {
-		stopJanitor()
-		<-janitorDone
-	}()
-
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

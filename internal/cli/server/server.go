@@ -21,7 +21,8 @@ import (
 
 // Options are the flags of `vcs server`.
 type Options struct {
-	IO *iostreams.IOStreams
+	IO      *iostreams.IOStreams
+	Version string
 
 	Dev           bool
 	Addr          string
@@ -52,7 +53,7 @@ type Settings struct {
 
 // NewCmdServer returns `vcs server`. runF replaces the run function in tests.
 func NewCmdServer(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams}
+	opts := &Options{IO: f.IOStreams, Version: f.Version}
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run the connected-vehicle service",
@@ -139,7 +140,7 @@ func runServer(ctx context.Context, opts *Options) error {
 
 	srv, err := server.Open(ctx, server.Config{
 		DataDir: dataDir, Env: opts.Env, BasePath: opts.BasePath,
-		PublicBaseURL: baseURL, PublicAuthURL: opts.PublicAuthURL, Logger: log,
+		PublicBaseURL: baseURL, PublicAuthURL: opts.PublicAuthURL, Logger: log, Version: opts.Version,
 	})
 	if err != nil {
 		return err
