@@ -111,6 +111,28 @@ func redactURL(u *url.URL) string {
 	return c.String()
 }
 
+// redactLink redacts the secret query parameters and the user information of s when it is
+// an absolute URL (a Location header, a paging link that echoes the request's query);
+// anything else is returned as it is.
+func redactLink(s string) string {
+	if !strings.Contains(s, "://") {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return s
+	}
+	if u.User != nil {
+		return redactURL(u)
+	}
+	for k := range u.Query() {
+		if isSecret(k) {
+			return redactURL(u)
+		}
+	}
+	return s
+}
+
 func writeHeaders(b *strings.Builder, prefix string, h http.Header) {
 	keys := make([]string, 0, len(h))
 	for k := range h {
@@ -121,6 +143,8 @@ func writeHeaders(b *strings.Builder, prefix string, h http.Header) {
 		for _, v := range h[k] {
 			if isSecret(k) {
 				v = redacted
+			} else {
+				v = redactLink(v)
 			}
 			fmt.Fprintf(b, "%s%s: %s\n", prefix, k, v)
 		}
@@ -181,6 +205,8 @@ func redactJSON(v any) any {
 		for i, e := range x {
 			x[i] = redactJSON(e)
 		}
+	case string:
+		return redactLink(x)
 	}
 	return v
 }

@@ -38,10 +38,20 @@ func parsePage(r *http.Request) (store.Page, error) {
 	return p, fe.Err("invalid paging parameters")
 }
 
+// listParams are the query parameters that lists take.
+var listParams = []string{"searchLimit", "searchOffset", "sortOrder", "includeData", "startTime", "endTime"}
+
 // pageActions returns the next and previous links of a page of a list of total records.
 func (h *Handler) pageActions(r *http.Request, p store.Page, n, total int) []api.Action {
 	link := func(offset int) string {
-		q := r.URL.Query()
+		// Only the list's own parameters: anything else the caller sent (a token put in
+		// the query by mistake, say) is not echoed into links.
+		q := url.Values{}
+		for _, k := range listParams {
+			if v, ok := r.URL.Query()[k]; ok {
+				q[k] = v
+			}
+		}
 		q.Set("searchOffset", strconv.Itoa(offset))
 		q.Set("searchLimit", strconv.Itoa(p.Limit))
 		u := url.URL{RawQuery: q.Encode()}

@@ -56,6 +56,8 @@ type Config struct {
 	Version string
 	// DeliveryPolicy replaces the environment's retry schedule (tests).
 	DeliveryPolicy *delivery.Policy
+	// DeliveryTimeout bounds one delivery attempt (0: the default, 10 s).
+	DeliveryTimeout time.Duration
 }
 
 // Server is an open service: its database, its handler, and the background work
@@ -124,7 +126,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	engine := delivery.New(delivery.Config{
 		DB: db, Policy: policy, PublicOnly: !sandbox, UserAgent: "vcs/" + cfg.Version,
-		Logger: cfg.Logger, Now: cfg.Now, Exclusive: true, // one SQLite file, one server
+		Logger: cfg.Logger, Now: cfg.Now, Timeout: cfg.DeliveryTimeout, Exclusive: true, // one SQLite file, one server
 	})
 	ev.SetAttempter(engine)
 	tm := telemetry.New(db, f, ev, telemetry.Config{Sandbox: sandbox, Recorded: engine.Wake, Now: cfg.Now})

@@ -79,6 +79,9 @@ func newCmdList(f *cmdutil.Factory, pick apiClientFunc, runF func(context.Contex
 			if opts.Limit < 1 || opts.Limit > 500 {
 				return cmdutil.FlagErrorf("--limit must be from 1 to 500")
 			}
+			if opts.Offset < 0 {
+				return cmdutil.FlagErrorf("--offset must not be negative")
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -145,7 +148,13 @@ func newCmdGet(f *cmdutil.Factory, pick apiClientFunc, runF func(context.Context
 		Use:     "get [ACCOUNT_ID]",
 		Aliases: []string{"view", "show"},
 		Short:   "Show an account (yours, when no id is given)",
-		Args:    cobra.MaximumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			// cobra.MaximumNArgs's error is not a usage error (exit code 1, not 2).
+			if len(args) > 1 {
+				return cmdutil.FlagErrorf("too many arguments: give at most one account id")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.Output.Validate(); err != nil {
 				return &cmdutil.FlagError{Err: err}
@@ -396,6 +405,11 @@ reads it.`,
 			if err != nil {
 				return err
 			}
+			// Checked here rather than with MarkFlagsMutuallyExclusive, whose error cobra
+			// returns unwrapped: exit code 1 instead of the usage error's 2.
+			if changePassword && fl.passwordStdin {
+				return cmdutil.FlagErrorf("--change-password and --password-stdin cannot be used together")
+			}
 			in, err := fl.input(cmd, opts.IO.In)
 			if err != nil {
 				return err
@@ -419,7 +433,6 @@ reads it.`,
 	}
 	fl.add(cmd)
 	cmd.Flags().BoolVar(&changePassword, "change-password", false, "ask for a new password")
-	cmd.MarkFlagsMutuallyExclusive("change-password", "password-stdin")
 	opts.Output.AddFlags(cmd)
 	return cmd
 }

@@ -196,7 +196,12 @@ func browserLogin(ctx context.Context, opts *LoginOptions, s *session.Session) (
 	results := make(chan callbackResult, 1)
 	srv := &http.Server{Handler: &callbackHandler{state: state, results: results}, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	defer func() {
+		// Shutdown, not Close: the browser's page may still be on its way out.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
 
 	w := opts.IO.ErrOut
 	fmt.Fprintf(w, "To log in to %s, open this URL in a browser:\n\n  %s\n\n", s.Profile.Name, authURL)

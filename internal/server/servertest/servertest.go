@@ -25,6 +25,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/connected-vehicle/vcs/internal/api"
+	"github.com/connected-vehicle/vcs/internal/delivery"
 	"github.com/connected-vehicle/vcs/internal/oauth"
 	"github.com/connected-vehicle/vcs/internal/server"
 )
@@ -54,6 +55,14 @@ func WithBasePath(p string) Option { return func(c *server.Config) { c.BasePath 
 
 // WithLoginLimits sets the failed-login limits.
 func WithLoginLimits(l oauth.LoginLimits) Option { return func(c *server.Config) { c.LoginLimits = l } }
+
+// WithEnv runs the service as environment env (server.EnvSandbox or EnvProduction).
+func WithEnv(env string) Option { return func(c *server.Config) { c.Env = env } }
+
+// WithDelivery sets the webhook retry schedule and the timeout of one attempt.
+func WithDelivery(p delivery.Policy, timeout time.Duration) Option {
+	return func(c *server.Config) { c.DeliveryPolicy, c.DeliveryTimeout = &p, timeout }
+}
 
 // WithLogger sends the service's log to l instead of Logs.
 func WithLogger(l *slog.Logger) Option { return func(c *server.Config) { c.Logger = l } }
