@@ -1,0 +1,233 @@
+// Package e2e tests the built vcs binary as people run it: real processes, real signals.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/connected-vehicle/vcs/internal/api"
+)
+
+// vcsBin is the binary under test, built once by TestMain.
+var vcsBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "vcs-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	vcsBin = filepath.Join(dir, "vcs")
+	build := exec.Command("go", "build", "-o", vcsBin, "../../cmd/vcs")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build vcs:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// settings is what `vcs server --dev -o json` prints.
+type settings struct {
+	BaseURL      string `json:"base_url"`
+	AuthURL      string `json:"auth_url"`
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
+}
+
+// server is a running `vcs server` process.
+type server struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	settings
+}
+
+// startServer runs `vcs server --dev` on dataDir and waits for its settings.
+func startServer(t *testing.T, dataDir string) *server {
+	t.Helper()
+	cmd := exec.Command(vcsBin, "server", "--dev", "--addr", "127.0.0.1:0", "--data-dir", dataDir, "-o", "json")
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{cmd: cmd, stderr: &bytes.Buffer{}}
+	cmd.Stderr = &syncWriter{w: s.stderr}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	// The one JSON object arrives once the server listens.
+	if err := json.NewDecoder(stdout).Decode(&s.settings); err != nil {
+		t.Fatalf("server settings: %v\n%s", err, s.stderr)
+	}
+	return s
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// clientToken gets a client-credentials token of the development client.
+func (s *server) clientToken(t *testing.T) string {
+	t.Helper()
+	req, _ := http.NewRequest("POST", s.BaseURL+"/oauth/token", strings.NewReader("grant_type=client_credentials"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(s.ClientID, s.ClientSecret)
+	var tok api.Token
+	s.do(t, req, &tok)
+	return tok.AccessToken
+}
+
+func (s *server) do(t *testing.T, req *http.Request, out any) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s %s: %d %s", req.Method, req.URL, resp.StatusCode, body)
+	}
+	if out != nil {
+		if err := json.Unmarshal(body, out); err != nil {
+			t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+		}
+	}
+}
+
+// call sends a data API request with token and a JSON body (nil for none).
+func (s *server) call(t *testing.T, method, path, token string, body, out any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, s.BaseURL+path, rd)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	s.do(t, req, out)
+}
+
+// TestDeliveriesSurviveSIGKILL kills the server while notifications wait for a receiver
+// that has not answered yet, starts it again on the same data, and checks that every
+// notification is delivered after the restart.
+func TestDeliveriesSurviveSIGKILL(t *testing.T) {
+	dataDir := t.TempDir()
+	gate := make(chan struct{})
+	var mu sync.Mutex
+	delivered := map[string]int{}
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-gate:
+		case <-r.Context().Done(): // the killed server's connection
+			return
+		}
+		mu.Lock()
+		delivered[r.Header.Get("webhook-id")]++
+		mu.Unlock()
+	}))
+	defer recv.Close()
+
+	first := startServer(t, dataDir)
+	tok := first.clientToken(t)
+	first.call(t, "POST", "/vehicle/3/eventSubscription/WAYPOINT/", tok,
+		map[string]any{"minimumTime": 0, "postUrl": recv.URL, "notificationPeriod": "CONTINUOUS"}, nil)
+	const points = 20
+	for i := range points {
+		ignition := api.IgnitionRunning
+		switch i {
+		case 0:
+			ignition = api.IgnitionOn
+		case points - 1:
+			ignition = api.IgnitionOff
+		}
+		now := api.NewDateTime(time.Now())
+		first.call(t, "POST", "/vehicle/3/dataSet/", tok, map[string]any{"timestamp": now, "ignitionStatus": ignition,
+			"datum": []map[string]any{{"timestamp": now, "key": api.KeyWaypoint, "value": api.WaypointValue(28.03+float64(i)/1000, -82.59)}}}, nil)
+	}
+	// Every notification is recorded; the first is on its way to the stalled receiver.
+	var list api.Envelope[[]api.Notification]
+	first.call(t, "GET", "/vehicle/3/eventNotification/?searchLimit=500", tok, nil, &list)
+	if *list.TotalRecords != points {
+		t.Fatalf("%d notifications recorded, want %d", *list.TotalRecords, points)
+	}
+	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.cmd.Wait()
+	close(gate)
+
+	second := startServer(t, dataDir)
+	tok = second.clientToken(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		second.call(t, "GET", "/vehicle/3/eventNotification/?searchLimit=500", tok, nil, &list)
+		done := 0
+		for _, n := range list.Data {
+			if n.Status == api.StatusDelivered {
+				done++
+			}
+		}
+		if done == points {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d notifications delivered after the restart\n%s", done, points, second.stderr)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the API with a deadline
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, n := range list.Data {
+		if delivered[fmt.Sprint(n.ID)] == 0 {
+			t.Errorf("notification %d is DELIVERED but the receiver never got it", n.ID)
+		}
+	}
+	if len(delivered) != points {
+		t.Errorf("the receiver got %d distinct notifications, want %d", len(delivered), points)
+	}
+}
+
+// lines reads r line by line into a channel.
+func lines(r io.Reader) <-chan string {
+	ch := make(chan string, 1024)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+	}()
+	return ch
+}
