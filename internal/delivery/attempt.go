@@ -117,7 +117,8 @@ func resolve(base, loc string) (string, error) {
 
 // post sends the notification to target once, signed, and returns the status.
 func (e *Engine) post(ctx context.Context, target string, d *store.Delivery) (int, *http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(d.Body))
+	payload := d.Payload()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(payload))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -132,7 +133,7 @@ func (e *Engine) post(ctx context.Context, target string, d *store.Delivery) (in
 	if err != nil {
 		return 0, nil, fmt.Errorf("signing secret: %w", err)
 	}
-	sig, err := wh.Sign(id, now, d.Body)
+	sig, err := wh.Sign(id, now, payload)
 	if err != nil {
 		return 0, nil, fmt.Errorf("sign: %w", err)
 	}

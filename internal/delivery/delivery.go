@@ -206,8 +206,10 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		wait := idlePoll
 		if room > 0 {
-			if next, err := e.nextDue(ctx); err == nil && next != nil {
-				wait = min(wait, max(0, next.Sub(e.now())))
+			// A due time already past belongs to a subscription whose queue is full:
+			// its queue's progress (freed) is what to wait for, not the clock.
+			if next, err := e.nextDue(ctx); err == nil && next != nil && next.After(e.now()) {
+				wait = min(wait, next.Sub(e.now()))
 			}
 		}
 		timer.Reset(wait)

@@ -317,8 +317,10 @@ func (s *Service) Fire(ctx context.Context, q *store.Queries, v *store.Vehicle, 
 			return n, err
 		}
 		n++
-		if err := q.SetSubscriptionNotified(ctx, sub.ID, wp.Timestamp.Time); err != nil {
-			return n, err
+		if sub.MinimumTime > 0 { // only minimumTime reads it
+			if err := q.SetSubscriptionNotified(ctx, sub.ID, wp.Timestamp.Time); err != nil {
+				return n, err
+			}
 		}
 		if sub.NotificationPeriod == api.PeriodOnetime {
 			if err := q.DeleteSubscription(ctx, sub.ID, now); err != nil {
@@ -336,15 +338,37 @@ func (s *Service) insert(ctx context.Context, q *store.Queries, sub *store.Subsc
 	if test {
 		n.NextAttemptAt = nil // delivered by the request itself, never by the engine
 	}
-	err := q.InsertNotification(ctx, n, func(id int64) ([]byte, error) {
-		return json.Marshal(api.NotificationBody{
-			ID: id, SubscriptionID: sub.ID, Domain: s.cfg.Domain, Type: sub.Type, Name: sub.Type,
-			Timestamp: api.NewDateTime(now), MinimumTime: sub.MinimumTime, NotificationPeriod: sub.NotificationPeriod,
-			CreatorClientID: sub.CreatorClientID, AccountID: v.AccountID, VehicleID: v.VehicleID,
-			TripID: tripID, DataSetID: dataSetID, RecordedWaypoint: wp,
-		})
+	// The id goes in front when the notification is sent (store.Notification.Payload).
+	body, err := json.Marshal(bodyWithoutID{
+		SubscriptionID: sub.ID, Domain: s.cfg.Domain, Type: sub.Type, Name: sub.Type,
+		Timestamp: api.NewDateTime(now), MinimumTime: sub.MinimumTime, NotificationPeriod: sub.NotificationPeriod,
+		CreatorClientID: sub.CreatorClientID, AccountID: v.AccountID, VehicleID: v.VehicleID,
+		TripID: tripID, DataSetID: dataSetID, RecordedWaypoint: wp,
 	})
+	if err != nil {
+		return nil, err
+	}
+	n.Body = body
+	err = q.InsertNotification(ctx, n)
 	return n, err
+}
+
+// bodyWithoutID is api.NotificationBody less its id, as stored.
+type bodyWithoutID struct {
+	SubscriptionID     int64        `json:"subscriptionId"`
+	Domain             string       `json:"_domain"`
+	Type               string       `json:"_type"`
+	Name               string       `json:"_name"`
+	Timestamp          api.DateTime `json:"_timestamp"`
+	MinimumTime        int          `json:"minimumTime"`
+	NotificationPeriod string       `json:"notificationPeriod"`
+	CreatorClientID    string       `json:"creatorClientId"`
+	AccountID          int64        `json:"accountId"`
+	VehicleID          int64        `json:"vehicleId"`
+	TripID             *int64       `json:"tripId"`
+	DataSetID          *int64       `json:"dataSetId"`
+	HTTPStatusCode     int          `json:"httpStatusCode"`
+	RecordedWaypoint   api.Waypoint `json:"recordedWaypoint"`
 }
 
 // TestSubscription delivers a dummy notification to the subscription now, once, records
@@ -461,7 +485,7 @@ func (s *Service) ListNotifications(ctx context.Context, vehicleRef, typ string,
 // view is a notification as the API shows it: the body sent, with its delivery state.
 func view(n *store.Notification) (*api.Notification, error) {
 	var out api.Notification
-	if err := json.Unmarshal(n.Body, &out.NotificationBody); err != nil {
+	if err := json.Unmarshal(n.Payload(), &out.NotificationBody); err != nil {
 		return nil, fmt.Errorf("notification %d body: %w", n.ID, err)
 	}
 	out.HTTPStatusCode = n.HTTPStatus

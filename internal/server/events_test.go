@@ -483,7 +483,7 @@ func TestProductionGuardAtConnect(t *testing.T) {
 
 func deliveryTo(url string) *store.Delivery {
 	return &store.Delivery{
-		Notification:  store.Notification{ID: 1, SubscriptionID: 1, Body: []byte(`{"id":1}`), Status: api.StatusPending},
+		Notification:  store.Notification{ID: 1, SubscriptionID: 1, Body: []byte(`{}`), Status: api.StatusPending},
 		PostURL:       url,
 		PostHeaders:   map[string]string{},
 		SigningSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",

@@ -38,6 +38,7 @@ type Dialect struct {
 type DB struct {
 	read    *stmtCache
 	write   *stmtCache
+	writer  *writer
 	dialect Dialect
 	// tokenGen counts committed transactions that revoked or deleted tokens; see
 	// TokenGeneration.
@@ -55,7 +56,9 @@ func New(read, write *sql.DB, d Dialect) *DB {
 	if read == write {
 		r = w
 	}
-	return &DB{read: r, write: w, dialect: d}
+	db := &DB{read: r, write: w, dialect: d}
+	db.writer = newWriter(db)
+	return db
 }
 
 // stmtCache keeps one prepared statement per query text on a pool. Parsing SQL is most of
@@ -72,13 +75,22 @@ func newStmtCache(db *sql.DB) *stmtCache { return &stmtCache{db: db, m: map[stri
 // cached yet; nil when it is not cached and prepare is not set.
 func (c *stmtCache) get(ctx context.Context, query string, prepare bool) (*sql.Stmt, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st, ok := c.m[query]; ok || !prepare {
+	st, ok := c.m[query]
+	c.mu.Unlock()
+	if ok || !prepare {
 		return st, nil
 	}
+	// Prepared without the lock: preparing waits for a connection, and a transaction that
+	// holds one may need the lock to look up its own statements.
 	st, err := c.db.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if prev, ok := c.m[query]; ok {
+		st.Close()
+		return prev, nil
 	}
 	c.m[query] = st
 	return st, nil
@@ -95,8 +107,9 @@ func (c *stmtCache) close() error {
 	return errors.Join(append(errs, c.db.Close())...)
 }
 
-// Close closes both pools.
+// Close finishes the writes under way and closes both pools.
 func (db *DB) Close() error {
+	db.writer.close()
 	err := db.write.close()
 	if db.read != db.write {
 		err = errors.Join(err, db.read.close())
@@ -109,31 +122,27 @@ func (db *DB) Read() *Queries { return &Queries{stmts: db.read, d: &db.dialect} 
 
 // ReadTx runs fn in a read transaction, for reads that must agree with each other.
 func (db *DB) ReadTx(ctx context.Context, fn func(*Queries) error) error {
-	return db.inTx(ctx, db.read, &sql.TxOptions{ReadOnly: true}, fn)
+	return db.readTx(ctx, db.read, &sql.TxOptions{ReadOnly: true}, fn)
 }
 
-// WriteTx runs fn in a write transaction: all of fn's writes happen, or none.
+// WriteTx runs fn in a write transaction: all of fn's writes happen, or none. Writes that
+// arrive together may share one commit (see writer); fn must not call WriteTx itself.
 func (db *DB) WriteTx(ctx context.Context, fn func(*Queries) error) error {
-	return db.inTx(ctx, db.write, nil, fn)
+	return db.writer.do(ctx, fn)
 }
 
-func (db *DB) inTx(ctx context.Context, pool *stmtCache, opts *sql.TxOptions, fn func(*Queries) error) error {
+// readTx runs fn in a read-only transaction on pool.
+func (db *DB) readTx(ctx context.Context, pool *stmtCache, opts *sql.TxOptions, fn func(*Queries) error) error {
 	tx, err := pool.db.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
-	q := &Queries{stmts: pool, tx: tx, d: &db.dialect}
-	if err := fn(q); err != nil {
+	if err := fn(&Queries{stmts: pool, tx: tx, d: &db.dialect}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit transaction: %w", err)
-	}
-	if q.endedTokens {
-		// After the commit, so that a lookup racing with this transaction cannot cache the
-		// old row under the new generation.
-		db.tokenGen.Add(1)
 	}
 	return nil
 }
@@ -198,6 +207,8 @@ type Queries struct {
 	d     *Dialect
 	// endedTokens is set by writes that revoke or delete tokens.
 	endedTokens bool
+	// unprepared are the query texts this transaction ran without a cached statement.
+	unprepared []string
 }
 
 // querier is what a statement, a pool and a transaction can all do.
@@ -241,6 +252,7 @@ func (q *Queries) stmt(ctx context.Context, query string) (querier, error) {
 	case st != nil:
 		return q.tx.StmtContext(ctx, st), nil
 	default:
+		q.unprepared = append(q.unprepared, query)
 		return txQuery{q.tx, query}, nil
 	}
 }

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -202,26 +204,33 @@ func scanNotification(s scanner) (*Notification, error) {
 	return &n, nil
 }
 
-// InsertNotification stores a pending notification due at once. body is built by build,
-// which gets the new row's id (the body carries it).
-func (q *Queries) InsertNotification(ctx context.Context, n *Notification, build func(id int64) ([]byte, error)) error {
+// InsertNotification stores n and sets its ID. n.Body is the JSON object sent, without its
+// "id" member, which Payload puts in front: the id is not known before the insert, and
+// writing the body again after it would cost a second statement per notification.
+func (q *Queries) InsertNotification(ctx context.Context, n *Notification) error {
 	var next sql.NullInt64
 	if n.NextAttemptAt != nil {
 		next = sql.NullInt64{Int64: millis(*n.NextAttemptAt), Valid: true}
 	}
 	err := q.row(ctx, `INSERT INTO notifications (subscription_id, vehicle_id, created_at, body, test, status,
-		attempts, http_status, next_attempt_at) VALUES (?, ?, ?, '', ?, ?, 0, 0, ?) RETURNING id`,
-		n.SubscriptionID, n.VehicleID, millis(n.CreatedAt), n.Test, n.Status, next).Scan(&n.ID)
+		attempts, http_status, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?) RETURNING id`,
+		n.SubscriptionID, n.VehicleID, millis(n.CreatedAt), string(n.Body), n.Test, n.Status, next).Scan(&n.ID)
 	if err != nil {
 		return fmt.Errorf("insert notification: %w", err)
 	}
-	if n.Body, err = build(n.ID); err != nil {
-		return err
-	}
-	if err := q.exec(ctx, `UPDATE notifications SET body = ? WHERE id = ?`, string(n.Body), n.ID); err != nil {
-		return fmt.Errorf("insert notification: %w", err)
-	}
 	return nil
+}
+
+// Payload is the notification as sent: its stored body with the id first.
+func (n *Notification) Payload() []byte {
+	body := bytes.TrimPrefix(n.Body, []byte("{"))
+	out := make([]byte, 0, len(body)+24)
+	out = append(out, `{"id":`...)
+	out = strconv.AppendInt(out, n.ID, 10)
+	if len(body) > 1 { // more members than the closing brace
+		out = append(out, ',')
+	}
+	return append(out, body...)
 }
 
 // GetNotification returns the notification with id.
@@ -319,8 +328,10 @@ func (q *Queries) ClaimDeliveries(ctx context.Context, worker string, now, lease
 		}
 	}
 	args = append(args, limit)
+	// In due order, which the partial index on next_attempt_at serves; per subscription
+	// that is the order of creation, but for retries.
 	rows, err := q.rows(ctx, `SELECT id FROM notifications WHERE next_attempt_at <= ? AND status = ?`+exclude+
-		` ORDER BY id LIMIT ?`, args...)
+		` ORDER BY next_attempt_at, id LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("find due notifications: %w", err)
 	}
@@ -377,11 +388,12 @@ func (q *Queries) ReleaseClaims(ctx context.Context, now time.Time) (int64, erro
 		WHERE claimed_by IS NOT NULL AND status = ?`, millis(now), api.StatusPending)
 }
 
-// NextDue is when the earliest pending notification is due, or nil when none is.
+// NextDue is when the earliest pending notification is due, or when the earliest claim
+// runs out (a claim that runs out makes its notification due again), or nil when there is
+// neither.
 func (q *Queries) NextDue(ctx context.Context) (*time.Time, error) {
 	var next sql.NullInt64
-	if err := q.row(ctx, `SELECT MIN(next_attempt_at) FROM notifications WHERE status = ? AND claimed_by IS NULL`,
-		api.StatusPending).Scan(&next); err != nil {
+	if err := q.row(ctx, `SELECT MIN(next_attempt_at) FROM notifications WHERE next_attempt_at IS NOT NULL`).Scan(&next); err != nil {
 		return nil, fmt.Errorf("next due notification: %w", err)
 	}
 	return fromNullMillis(next), nil
