@@ -231,3 +231,123 @@ func lines(r io.Reader) <-chan string {
 	}()
 	return ch
 }
+
+// vcsCmd is a client command against s, authenticated with token (VCS_TOKEN skips the
+// credential store).
+func (s *server) vcsCmd(t *testing.T, token string, args ...string) *exec.Cmd {
+	cmd := exec.Command(vcsBin, args...)
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "VCS_BASE_URL="+s.BaseURL,
+		"VCS_AUTH_URL="+s.AuthURL, "VCS_TOKEN="+token, "NO_COLOR=1")
+	return cmd
+}
+
+// TestListenSeesASimulatedTrip runs `vcs listen 3 --format json` and `vcs simulate trip 3`
+// as separate processes against a `vcs server` process: every waypoint the simulator
+// recorded arrives once, in order of recorded time, with its coordinates; Ctrl-C removes
+// the subscription.
+func TestListenSeesASimulatedTrip(t *testing.T) {
+	srv := startServer(t, t.TempDir())
+	tok := srv.clientToken(t)
+
+	listen := srv.vcsCmd(t, tok, "listen", "3", "--format", "json")
+	stdout, err := listen.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderrR, err := listen.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := listen.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = listen.Process.Kill(); _ = listen.Wait() })
+	errLines := lines(stderrR)
+	var stderrLog []string
+	ready := false
+	for !ready {
+		select {
+		case l, ok := <-errLines:
+			if !ok {
+				t.Fatalf("vcs listen exited before Ready!:\n%s", strings.Join(stderrLog, "\n"))
+			}
+			stderrLog = append(stderrLog, l)
+			ready = strings.HasPrefix(l, "Ready!")
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no Ready! within 20 s:\n%s", strings.Join(stderrLog, "\n"))
+		}
+	}
+
+	sim := srv.vcsCmd(t, tok, "simulate", "trip", "3", "--from", "28.0270,-82.5886", "--to", "28.0884,-82.5786",
+		"--speed", "40", "--interval", "30", "--time-scale", "600", "-o", "json")
+	out, err := sim.Output()
+	if err != nil {
+		t.Fatalf("vcs simulate: %v\n%s", err, out)
+	}
+	var drive api.Simulation
+	if err := json.Unmarshal(out, &drive); err != nil || drive.Status != api.SimCompleted || drive.TripID == nil {
+		t.Fatalf("simulation: %v %s", err, out)
+	}
+
+	// What the simulator recorded: the trip's data sets, in order.
+	var trip api.Envelope[api.Trip]
+	srv.call(t, "GET", fmt.Sprintf("/vehicle/3/trip/%d", *drive.TripID), tok, nil, &trip)
+	var want []api.Waypoint
+	for _, d := range trip.Data.Data {
+		for _, r := range d.Datum {
+			if r.Key == api.KeyWaypoint {
+				lat, lng, _ := r.Value.Waypoint()
+				want = append(want, api.Waypoint{Timestamp: r.Timestamp, Latitude: lat, Longitude: lng})
+			}
+		}
+	}
+	if len(want) < 5 {
+		t.Fatalf("the trip recorded only %d waypoints", len(want))
+	}
+
+	outLines := lines(stdout)
+	var got []api.NotificationBody
+	for len(got) < len(want) {
+		select {
+		case l := <-outLines:
+			var n api.NotificationBody
+			if err := json.Unmarshal([]byte(l), &n); err != nil {
+				t.Fatalf("vcs listen printed a line that is not a notification: %q", l)
+			}
+			got = append(got, n)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%d of %d waypoints arrived", len(got), len(want))
+		}
+	}
+	seen := map[int64]bool{}
+	for i, n := range got {
+		if seen[n.ID] {
+			t.Errorf("notification %d printed twice", n.ID)
+		}
+		seen[n.ID] = true
+		w := want[i]
+		if n.VehicleID != 3 || n.RecordedWaypoint.Latitude != w.Latitude || n.RecordedWaypoint.Longitude != w.Longitude {
+			t.Errorf("waypoint %d: got %+v, the simulator sent %+v", i, n.RecordedWaypoint, w)
+		}
+		if i > 0 && n.RecordedWaypoint.Timestamp.Before(got[i-1].RecordedWaypoint.Timestamp.Time) {
+			t.Errorf("waypoint %d arrived out of recorded-time order", i)
+		}
+	}
+
+	// Ctrl-C: the subscription goes, and vcs listen exits 0.
+	if err := listen.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	for range errLines {
+	}
+	if err := listen.Wait(); err != nil {
+		t.Fatalf("vcs listen after Ctrl-C: %v", err)
+	}
+	var subs api.Envelope[[]api.Subscription]
+	srv.call(t, "GET", "/vehicle/3/eventSubscription/", tok, nil, &subs)
+	for _, s := range subs.Data {
+		if s.DeletionTimestamp == nil {
+			t.Errorf("subscription %d is still active after Ctrl-C", s.ID)
+		}
+	}
+}

@@ -16,7 +16,10 @@ import (
 	"github.com/connected-vehicle/vcs/internal/cli/account"
 	"github.com/connected-vehicle/vcs/internal/cli/auth"
 	"github.com/connected-vehicle/vcs/internal/cli/factory"
+	"github.com/connected-vehicle/vcs/internal/cli/listen"
 	"github.com/connected-vehicle/vcs/internal/cli/server"
+	"github.com/connected-vehicle/vcs/internal/cli/simulate"
+	"github.com/connected-vehicle/vcs/internal/cli/subscribe"
 	"github.com/connected-vehicle/vcs/internal/cli/vehicle"
 	"github.com/connected-vehicle/vcs/internal/cli/version"
 	"github.com/connected-vehicle/vcs/internal/cmdutil"
@@ -55,8 +58,13 @@ runs the service itself.`,
 		c.GroupID = "auth"
 		cmd.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{account.NewCmdAccount(f), vehicle.NewCmdVehicle(f)} {
+	for _, c := range []*cobra.Command{account.NewCmdAccount(f), vehicle.NewCmdVehicle(f), simulate.NewCmdSimulate(f)} {
 		c.GroupID = "data"
+		cmd.AddCommand(c)
+	}
+	cmd.AddGroup(&cobra.Group{ID: "events", Title: "Events:"})
+	for _, c := range []*cobra.Command{subscribe.NewCmdSubscribe(f), listen.NewCmdListen(f, nil)} {
+		c.GroupID = "events"
 		cmd.AddCommand(c)
 	}
 	srv := server.NewCmdServer(f, nil)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package listen
+
+const raceEnabled = false
