@@ -325,7 +325,9 @@ func TestRedirects(t *testing.T) {
 
 // TestSlowReceiverDelaysNoOne: a receiver that hangs holds up its own subscription only.
 func TestSlowReceiverDelaysNoOne(t *testing.T) {
-	env := servertest.New(t, servertest.WithDelivery(fastRetries, 5*time.Second))
+	// The hung request lasts 30 s, longer than next() waits (10 s): the fast receiver can
+	// only get its notifications in time if it does not wait behind the hung one.
+	env := servertest.New(t, servertest.WithDelivery(fastRetries, 30*time.Second))
 	tok := env.DemoToken()
 	release := make(chan struct{})
 	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
@@ -338,12 +340,8 @@ func TestSlowReceiverDelaysNoOne(t *testing.T) {
 		record(t, env, tok, "1", "RUNNING", [2]float64{28 + float64(i)/100, -82.5})
 		record(t, env, tok, "2", "RUNNING", [2]float64{28 + float64(i)/100, -82.5})
 	}
-	start := time.Now()
 	for range 5 {
 		fast.next(t)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Fatalf("the fast receiver waited %s behind the hung one", d)
 	}
 }
 

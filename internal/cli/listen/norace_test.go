@@ -1,5 +1,0 @@
-//go:build !race
-
-package listen
-
-const raceEnabled = false
