@@ -59,9 +59,7 @@ type ListOptions struct {
 	IO        *iostreams.IOStreams
 	APIClient apiClientFunc
 	Output    output.Options
-	All       bool
-	Limit     int
-	Offset    int
+	List      cmdutil.ListFlags
 }
 
 func newCmdList(f *cmdutil.Factory, pick apiClientFunc, runF func(context.Context, *ListOptions) error) *cobra.Command {
@@ -76,11 +74,8 @@ func newCmdList(f *cmdutil.Factory, pick apiClientFunc, runF func(context.Contex
 			if err := opts.Output.Validate(); err != nil {
 				return &cmdutil.FlagError{Err: err}
 			}
-			if opts.Limit < 1 || opts.Limit > 500 {
-				return cmdutil.FlagErrorf("--limit must be from 1 to 500")
-			}
-			if opts.Offset < 0 {
-				return cmdutil.FlagErrorf("--offset must not be negative")
+			if err := opts.List.Validate(); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -88,9 +83,7 @@ func newCmdList(f *cmdutil.Factory, pick apiClientFunc, runF func(context.Contex
 			return listRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.All, "all", false, "list every account, following the pages")
-	cmd.Flags().IntVarP(&opts.Limit, "limit", "L", 50, "accounts per page (1-500)")
-	cmd.Flags().IntVar(&opts.Offset, "offset", 0, "accounts to skip")
+	opts.List.Add(cmd, "accounts")
 	opts.Output.AddFlags(cmd)
 	return cmd
 }
@@ -100,30 +93,12 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	page := client.Page{Limit: opts.Limit, Offset: opts.Offset}
-	var accounts []api.Account
-	var total int
-	if opts.All {
-		accounts, total, err = c.AllAccounts(ctx, page)
-	} else {
-		var env api.Envelope[[]api.Account]
-		env, err = c.Accounts(ctx, page)
-		accounts = env.Data
-		if env.TotalRecords != nil {
-			total = *env.TotalRecords
-		}
-	}
+	accounts, total, err := cmdutil.FetchList(ctx, opts.List, c.Accounts, c.AllAccounts)
 	if err != nil {
 		return fmt.Errorf("list accounts: %w", err)
 	}
-	if !opts.Output.Structured() && opts.IO.IsStdoutTTY() {
-		if len(accounts) == 0 {
-			fmt.Fprintln(opts.IO.ErrOut, "No accounts.")
-			return nil
-		}
-		if opts.Offset+len(accounts) < total {
-			fmt.Fprintf(opts.IO.ErrOut, "Showing %d of %d accounts; use --all for every one.\n", len(accounts), total)
-		}
+	if cmdutil.ListNotice(opts.IO, &opts.Output, opts.List, "accounts", len(accounts), total) {
+		return nil
 	}
 	return opts.Output.Print(opts.IO, accounts, func(t *output.Table) {
 		t.Header("id", "username", "name", "email", "phone", "zipcode", "time zone", "contact", "created")

@@ -163,9 +163,9 @@ func TestNewCmdList(t *testing.T) {
 		want    ListOptions
 		wantErr string
 	}{
-		{name: "defaults", want: ListOptions{Limit: 50, Output: output.Options{Format: "table"}}},
+		{name: "defaults", want: ListOptions{List: cmdutil.ListFlags{Limit: 50}, Output: output.Options{Format: "table"}}},
 		{name: "flags", args: []string{"--all", "-L", "500", "--offset", "3", "-o", "json", "--jq", ".[].id"},
-			want: ListOptions{All: true, Limit: 500, Offset: 3, Output: output.Options{Format: "json", JQ: ".[].id"}}},
+			want: ListOptions{List: cmdutil.ListFlags{All: true, Limit: 500, Offset: 3}, Output: output.Options{Format: "json", JQ: ".[].id"}}},
 		{name: "limit 0", args: []string{"--limit", "0"}, wantErr: "--limit must be from 1 to 500"},
 		{name: "limit 501", args: []string{"--limit", "501"}, wantErr: "--limit must be from 1 to 500"},
 		{name: "negative offset", args: []string{"--offset", "-2"}, wantErr: "--offset must not be negative"},
@@ -185,8 +185,8 @@ func TestNewCmdList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.All != tt.want.All || got.Limit != tt.want.Limit || got.Offset != tt.want.Offset || got.Output != tt.want.Output {
-				t.Errorf("got all %v limit %d offset %d %+v, want %+v", got.All, got.Limit, got.Offset, got.Output, tt.want)
+			if got.List.All != tt.want.List.All || got.List.Limit != tt.want.List.Limit || got.List.Offset != tt.want.List.Offset || got.Output != tt.want.Output {
+				t.Errorf("got all %v limit %d offset %d %+v, want %+v", got.List.All, got.List.Limit, got.List.Offset, got.Output, tt.want)
 			}
 		})
 	}
@@ -384,7 +384,7 @@ func TestListRun(t *testing.T) {
 	_, c := loggedIn(t)
 	ctx := context.Background()
 	opts := func(format, jq string) *ListOptions {
-		return &ListOptions{IO: c.IO, APIClient: c.F.APIClient, Limit: 50, Output: output.Options{Format: format, JQ: jq}}
+		return &ListOptions{List: cmdutil.ListFlags{Limit: 50}, IO: c.IO, APIClient: c.F.APIClient, Output: output.Options{Format: format, JQ: jq}}
 	}
 
 	c.IO.SetStdoutTTY(true)

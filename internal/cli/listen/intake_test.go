@@ -14,7 +14,6 @@ import (
 	"github.com/connected-vehicle/vcs/internal/api"
 )
 
-
 // intake posts n notifications for the session's subscription straight to its receiver,
 // signed as the service signs them, from workers connections at once, and returns the time
 // from the first request to the last line on stdout. Every request must be answered 204.

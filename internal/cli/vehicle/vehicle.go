@@ -33,9 +33,7 @@ type ListOptions struct {
 	IO        *iostreams.IOStreams
 	APIClient func(context.Context) (*client.Client, error)
 	Output    output.Options
-	All       bool
-	Limit     int
-	Offset    int
+	List      cmdutil.ListFlags
 }
 
 // NewCmdList returns `vcs vehicle list`.
@@ -53,11 +51,8 @@ func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *ListOptions) err
 			if err := opts.Output.Validate(); err != nil {
 				return &cmdutil.FlagError{Err: err}
 			}
-			if opts.Limit < 1 || opts.Limit > 500 {
-				return cmdutil.FlagErrorf("--limit must be from 1 to 500")
-			}
-			if opts.Offset < 0 {
-				return cmdutil.FlagErrorf("--offset must not be negative")
+			if err := opts.List.Validate(); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -65,9 +60,7 @@ func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *ListOptions) err
 			return listRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.All, "all", false, "list every vehicle, following the pages")
-	cmd.Flags().IntVarP(&opts.Limit, "limit", "L", 50, "vehicles per page (1-500)")
-	cmd.Flags().IntVar(&opts.Offset, "offset", 0, "vehicles to skip")
+	opts.List.Add(cmd, "vehicles")
 	opts.Output.AddFlags(cmd)
 	return cmd
 }
@@ -77,30 +70,12 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	page := client.Page{Limit: opts.Limit, Offset: opts.Offset}
-	var vehicles []api.Vehicle
-	var total int
-	if opts.All {
-		vehicles, total, err = c.AllVehicles(ctx, page)
-	} else {
-		var env api.Envelope[[]api.Vehicle]
-		env, err = c.Vehicles(ctx, page)
-		vehicles = env.Data
-		if env.TotalRecords != nil {
-			total = *env.TotalRecords
-		}
-	}
+	vehicles, total, err := cmdutil.FetchList(ctx, opts.List, c.Vehicles, c.AllVehicles)
 	if err != nil {
 		return fmt.Errorf("list vehicles: %w", err)
 	}
-	if !opts.Output.Structured() && opts.IO.IsStdoutTTY() {
-		if len(vehicles) == 0 {
-			fmt.Fprintln(opts.IO.ErrOut, "No vehicles.")
-			return nil
-		}
-		if shown := opts.Offset + len(vehicles); shown < total {
-			fmt.Fprintf(opts.IO.ErrOut, "Showing %d of %d vehicles; use --all for every one.\n", len(vehicles), total)
-		}
+	if cmdutil.ListNotice(opts.IO, &opts.Output, opts.List, "vehicles", len(vehicles), total) {
+		return nil
 	}
 	return opts.Output.Print(opts.IO, vehicles, func(t *output.Table) {
 		t.Header("id", "name", "label", "device", "vin", "mileage", "running", "last waypoint")

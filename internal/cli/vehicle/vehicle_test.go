@@ -136,11 +136,11 @@ func TestNewCmdList(t *testing.T) {
 		want    ListOptions
 		wantErr string
 	}{
-		{name: "defaults", want: ListOptions{Limit: 50, Output: output.Options{Format: "table"}}},
+		{name: "defaults", want: ListOptions{List: cmdutil.ListFlags{Limit: 50}, Output: output.Options{Format: "table"}}},
 		{name: "every flag", args: []string{"--all", "-L", "2", "--offset", "4", "-o", "json", "--jq", ".[].vin"},
-			want: ListOptions{All: true, Limit: 2, Offset: 4, Output: output.Options{Format: "json", JQ: ".[].vin"}}},
-		{name: "limit 1", args: []string{"--limit", "1"}, want: ListOptions{Limit: 1, Output: output.Options{Format: "table"}}},
-		{name: "limit 500", args: []string{"--limit=500", "-o", "yaml"}, want: ListOptions{Limit: 500, Output: output.Options{Format: "yaml"}}},
+			want: ListOptions{List: cmdutil.ListFlags{All: true, Limit: 2, Offset: 4}, Output: output.Options{Format: "json", JQ: ".[].vin"}}},
+		{name: "limit 1", args: []string{"--limit", "1"}, want: ListOptions{List: cmdutil.ListFlags{Limit: 1}, Output: output.Options{Format: "table"}}},
+		{name: "limit 500", args: []string{"--limit=500", "-o", "yaml"}, want: ListOptions{List: cmdutil.ListFlags{Limit: 500}, Output: output.Options{Format: "yaml"}}},
 		{name: "limit 0", args: []string{"--limit", "0"}, wantErr: "--limit must be from 1 to 500"},
 		{name: "limit 501", args: []string{"--limit", "501"}, wantErr: "--limit must be from 1 to 500"},
 		{name: "limit negative", args: []string{"-L", "-3"}, wantErr: "--limit must be from 1 to 500"},
@@ -164,9 +164,9 @@ func TestNewCmdList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.All != tt.want.All || got.Limit != tt.want.Limit || got.Offset != tt.want.Offset || got.Output != tt.want.Output {
+			if got.List.All != tt.want.List.All || got.List.Limit != tt.want.List.Limit || got.List.Offset != tt.want.List.Offset || got.Output != tt.want.Output {
 				t.Errorf("options = all %v limit %d offset %d output %+v, want all %v limit %d offset %d output %+v",
-					got.All, got.Limit, got.Offset, got.Output, tt.want.All, tt.want.Limit, tt.want.Offset, tt.want.Output)
+					got.List.All, got.List.Limit, got.List.Offset, got.Output, tt.want.List.All, tt.want.List.Limit, tt.want.List.Offset, tt.want.Output)
 			}
 			if got.IO == nil || got.APIClient != nil {
 				// The factory of parse has IO streams and no API client.
@@ -209,7 +209,7 @@ func TestNewCmdGet(t *testing.T) {
 }
 
 func listOpts(c *clitest.CLI, args ...string) *ListOptions {
-	opts := &ListOptions{IO: c.IO, APIClient: c.F.APIClient, Limit: 50, Output: output.Options{Format: output.FormatTable}}
+	opts := &ListOptions{List: cmdutil.ListFlags{Limit: 50}, IO: c.IO, APIClient: c.F.APIClient, Output: output.Options{Format: output.FormatTable}}
 	for i := 0; i < len(args); i += 2 {
 		switch args[i] {
 		case "-o":
@@ -319,7 +319,7 @@ func TestListAllFollowsNextLinks(t *testing.T) {
 	addVehicles(t, env, 4) // 7 vehicles: pages of 2 are 2+2+2+1
 
 	opts := listOpts(c, "--jq", ".[].vehicleId")
-	opts.All, opts.Limit = true, 2
+	opts.List.All, opts.List.Limit = true, 2
 	if err := listRun(ctx, opts); err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func TestListAllFollowsNextLinks(t *testing.T) {
 	t.Run("from an offset", func(t *testing.T) {
 		c.Reset()
 		opts := listOpts(c, "--jq", ".[].vehicleId")
-		opts.All, opts.Limit, opts.Offset = true, 2, 3
+		opts.List.All, opts.List.Limit, opts.List.Offset = true, 2, 3
 		if err := listRun(ctx, opts); err != nil {
 			t.Fatal(err)
 		}
@@ -351,7 +351,7 @@ func TestListAllFollowsNextLinks(t *testing.T) {
 		c.IO.SetStdoutTTY(true)
 		defer c.IO.SetStdoutTTY(false)
 		opts := listOpts(c)
-		opts.Limit = 2
+		opts.List.Limit = 2
 		if err := listRun(ctx, opts); err != nil {
 			t.Fatal(err)
 		}
@@ -367,7 +367,7 @@ func TestListAllFollowsNextLinks(t *testing.T) {
 		c.IO.SetStdoutTTY(true)
 		defer c.IO.SetStdoutTTY(false)
 		opts := listOpts(c)
-		opts.All, opts.Limit = true, 3
+		opts.List.All, opts.List.Limit = true, 3
 		if err := listRun(ctx, opts); err != nil {
 			t.Fatal(err)
 		}
