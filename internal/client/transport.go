@@ -195,9 +195,15 @@ func redactJSON(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			if isSecret(k) {
+			switch headers, ok := e.(map[string]any); {
+			case isSecret(k):
 				x[k] = redacted
-			} else {
+			case ok && strings.EqualFold(k, "postHeaders"):
+				// A subscription's headers are the receiver's credentials, whatever their names.
+				for h := range headers {
+					headers[h] = redacted
+				}
+			default:
 				x[k] = redactJSON(e)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -39,14 +40,24 @@ func (e *Engine) Attempt(ctx context.Context, d *store.Delivery) *store.Outcome 
 	var status int
 	var resp *http.Response
 	var err error
+	var redirectErr string
 	for hop := 0; ; hop++ {
 		status, resp, err = e.post(ctx, target, d)
-		if err != nil || hop == maxRedirects {
+		if err != nil || !isRedirect(status) {
 			break
 		}
-		loc := resp.Header.Get("Location")
-		next, lerr := resolve(target, loc)
-		if lerr != nil || !isRedirect(status) {
+		if hop == maxRedirects {
+			redirectErr = fmt.Sprintf("more than %d redirects", maxRedirects)
+			break
+		}
+		next, lerr := resolve(target, resp.Header.Get("Location"))
+		if lerr != nil {
+			redirectErr = lerr.Error()
+			break
+		}
+		if e.cfg.PublicOnly && !strings.HasPrefix(next, "https://") {
+			// Production delivers over https only; a redirect does not change that.
+			redirectErr = "a redirect to a URL that is not https"
 			break
 		}
 		if status == http.StatusMovedPermanently || status == http.StatusPermanentRedirect {
@@ -76,8 +87,8 @@ func (e *Engine) Attempt(ctx context.Context, d *store.Delivery) *store.Outcome 
 		retry, retryWait = true, retryAfter(resp.Header.Get("Retry-After"), e.now())
 	default:
 		msg := fmt.Sprintf("the receiver answered %d %s; not retried", status, http.StatusText(status))
-		if isRedirect(status) {
-			msg = fmt.Sprintf("the receiver answered %d with no usable Location after %d redirects; not retried", status, maxRedirects)
+		if redirectErr != "" {
+			msg = fmt.Sprintf("the receiver answered %d: %s; not retried", status, redirectErr)
 		}
 		out.Attempt.Error = &msg
 	}
@@ -151,13 +162,20 @@ func (e *Engine) post(ctx context.Context, target string, d *store.Delivery) (in
 	return resp.StatusCode, resp, nil
 }
 
-// describe says why an attempt failed without a status, briefly.
+// describe says why an attempt failed without a status, briefly, and without details of
+// the service's own network (such as its resolver's address).
 func describe(err error) string {
 	var blocked *blockedError
+	var dns *net.DNSError
 	var ne net.Error
 	switch {
 	case errors.As(err, &blocked):
 		return blocked.Error()
+	case errors.As(err, &dns):
+		if dns.IsNotFound {
+			return "no such host: " + dns.Name
+		}
+		return "could not resolve " + dns.Name
 	case errors.As(err, &ne) && ne.Timeout():
 		return "timed out"
 	case errors.Is(err, syscall.ECONNREFUSED):

@@ -75,8 +75,8 @@ type Config struct {
 	Timeout time.Duration
 	// Workers bounds the attempts under way at once (default 256).
 	Workers int
-	// Lease is how long a claim lasts before another engine may take the notification
-	// (default 2 minutes); it must outlast a queue's wait plus an attempt.
+	// Lease is how long a claim lasts before another engine may take the notification;
+	// the default outlasts a full subscription queue's wait plus an attempt.
 	Lease time.Duration
 	// Exclusive says that this engine is the only one on its database (SQLite): at start it
 	// takes back the claims a crashed process left, instead of waiting for their leases.
@@ -128,7 +128,10 @@ func New(cfg Config) *Engine {
 		cfg.Workers = 256
 	}
 	if cfg.Lease == 0 {
-		cfg.Lease = 2 * time.Minute
+		// A claimed notification may wait behind a whole queue of attempts that each take
+		// the full timeout; its claim must not run out meanwhile, or another engine (or
+		// this one) would send it again.
+		cfg.Lease = time.Duration(maxPerSub+2)*cfg.Timeout + time.Minute
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -345,10 +348,17 @@ func (e *Engine) recordLoop() {
 			}
 			return nil
 		})
-		if err != nil {
-			// The claims stay; the notifications are attempted again when their leases end.
-			e.log.Error("record delivery outcomes", "err", err, "outcomes", len(batch))
-			continue
+		if err != nil && len(batch) > 1 {
+			// One outcome must not cost the others: record them one by one.
+			e.log.Warn("record delivery outcomes together; recording them one by one", "err", err, "outcomes", len(batch))
+			for _, o := range batch {
+				if err := e.cfg.DB.WriteTx(ctx, func(q *store.Queries) error { return q.RecordOutcome(ctx, o) }); err != nil {
+					// Its claim stays; the notification is attempted again when the claim ends.
+					e.log.Error("record delivery outcome", "notification", o.NotificationID, "err", err)
+				}
+			}
+		} else if err != nil {
+			e.log.Error("record delivery outcome", "notification", batch[0].NotificationID, "err", err)
 		}
 		for _, o := range batch {
 			if o.NextAttemptAt != nil && !o.NextAttemptAt.After(e.now()) {

@@ -11,8 +11,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -143,7 +145,8 @@ func (s *Service) validate(in api.SubscriptionInput) api.FieldErrors {
 	if len(in.PostHeaders.Value) > maxPostHeaders {
 		fe.Add("postHeaders", api.CodeInvalid, "postHeaders may hold at most %d headers", maxPostHeaders)
 	}
-	for name, value := range in.PostHeaders.Value {
+	for _, name := range slices.Sorted(maps.Keys(in.PostHeaders.Value)) { // faults in a stable order
+		value := in.PostHeaders.Value[name]
 		lower := strings.ToLower(name)
 		switch {
 		case !httpguts.ValidHeaderFieldName(name):

@@ -177,6 +177,12 @@ func (h *Handler) deleteSubscription(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) testSubscription(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodHead {
+		// GET here sends a notification; HEAD, which must be safe, may not.
+		w.Header().Set("Allow", http.MethodGet)
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
 	id, err := pathID(r, "id", "subscription")
 	if err != nil {
 		h.writeError(w, r, err)

@@ -487,3 +487,69 @@ func deliveryTo(url string) *store.Delivery {
 		SigningSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 	}
 }
+
+// gatedReceiver holds every request until released, then answers status.
+func gatedReceiver(t *testing.T, status int) (*httptest.Server, chan struct{}, chan struct{}) {
+	t.Helper()
+	release, arrived := make(chan struct{}), make(chan struct{}, 100)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, release, arrived
+}
+
+// TestDeleteDuringAttemptStaysDeleted: an attempt under way when its subscription is deleted
+// does not bring the notification back to life when its outcome (a failure) comes in.
+func TestDeleteDuringAttemptStaysDeleted(t *testing.T) {
+	env := servertest.New(t, servertest.WithDelivery(fastRetries, 5*time.Second))
+	tok := env.DemoToken()
+	recv, release, arrived := gatedReceiver(t, 500)
+	sub := subscribe(t, env, tok, "3", recv.URL, nil)
+	record(t, env, tok, "3", "RUNNING", [2]float64{28.1, -82.5})
+	<-arrived // the attempt is under way
+	if r := env.Do("DELETE", fmt.Sprintf("/vehicle/3/eventSubscription/%d", sub.ID), tok, nil); r.Status != 200 {
+		t.Fatalf("delete: %d", r.Status)
+	}
+	close(release)
+	r := env.Do("GET", "/vehicle/3/eventNotification/", tok, nil)
+	var list api.Envelope[[]api.Notification]
+	r.JSON(t, &list)
+	id := list.Data[0].ID
+	// Once the attempt is recorded, the notification is still given up.
+	n := notificationOf(t, env, tok, "3", id, func(x api.Notification) bool { return len(x.DeliveryAttempts) == 1 })
+	if n.Status != api.StatusFailed || n.NextAttemptTimestamp != nil {
+		t.Fatalf("after the attempt: %+v", n)
+	}
+	select {
+	case <-arrived:
+		t.Fatal("the deleted subscription's notification was sent again")
+	default:
+	}
+}
+
+// TestVehicleDeletedDuringAttempt: an outcome whose notification has gone with its vehicle
+// costs no other outcome recorded with it.
+func TestVehicleDeletedDuringAttempt(t *testing.T) {
+	env := servertest.New(t, servertest.WithDelivery(fastRetries, 5*time.Second))
+	tok := env.DemoToken()
+	gone, releaseGone, arrivedGone := gatedReceiver(t, 200)
+	kept, releaseKept, arrivedKept := gatedReceiver(t, 200)
+	subscribe(t, env, tok, "1", gone.URL, nil)
+	subscribe(t, env, tok, "2", kept.URL, nil)
+	record(t, env, tok, "1", "RUNNING", [2]float64{28.1, -82.5})
+	record(t, env, tok, "2", "RUNNING", [2]float64{28.1, -82.5})
+	<-arrivedGone
+	<-arrivedKept
+	if r := env.Do("DELETE", "/vehicle/1", tok, nil); r.Status != 200 {
+		t.Fatalf("delete vehicle: %d", r.Status)
+	}
+	close(releaseGone)
+	close(releaseKept)
+	r := env.Do("GET", "/vehicle/2/eventNotification/", tok, nil)
+	var list api.Envelope[[]api.Notification]
+	r.JSON(t, &list)
+	notificationOf(t, env, tok, "2", list.Data[0].ID, func(x api.Notification) bool { return x.Status == api.StatusDelivered })
+}

@@ -417,8 +417,13 @@ type Outcome struct {
 // RecordOutcome writes an attempt and its consequences.
 func (q *Queries) RecordOutcome(ctx context.Context, o *Outcome) error {
 	a := o.Attempt
+	// The notification may be gone (its vehicle deleted meanwhile), and an attempt made
+	// twice (a claim that ran out) is recorded once: neither may fail the other outcomes
+	// committed with this one.
 	err := q.exec(ctx, `INSERT INTO delivery_attempts (notification_id, attempt, at, url, http_status, error, duration_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, o.NotificationID, a.Attempt, millis(a.At), a.URL, a.HTTPStatus, nullString(a.Error), a.Duration.Milliseconds())
+		SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM notifications WHERE id = ?)
+		ON CONFLICT DO NOTHING`, o.NotificationID, a.Attempt, millis(a.At), a.URL, a.HTTPStatus, nullString(a.Error),
+		a.Duration.Milliseconds(), o.NotificationID)
 	if err != nil {
 		return fmt.Errorf("record delivery attempt: %w", err)
 	}
@@ -426,9 +431,12 @@ func (q *Queries) RecordOutcome(ctx context.Context, o *Outcome) error {
 	if o.Status == api.StatusDelivered {
 		delivered = sql.NullInt64{Int64: millis(a.At), Valid: true}
 	}
+	// Only a notification still pending takes the outcome: one given up meanwhile (its
+	// subscription deleted while the attempt ran) stays given up.
 	err = q.exec(ctx, `UPDATE notifications SET status = ?, attempts = ?, http_status = ?, last_error = ?,
-		next_attempt_at = ?, claimed_by = NULL, delivered_at = ? WHERE id = ?`,
-		o.Status, a.Attempt, a.HTTPStatus, nullString(a.Error), nullMillis(o.NextAttemptAt), delivered, o.NotificationID)
+		next_attempt_at = ?, claimed_by = NULL, delivered_at = ? WHERE id = ? AND status = ?`,
+		o.Status, a.Attempt, a.HTTPStatus, nullString(a.Error), nullMillis(o.NextAttemptAt), delivered, o.NotificationID,
+		api.StatusPending)
 	if err != nil {
 		return fmt.Errorf("record delivery outcome: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/connected-vehicle/vcs/internal/cli/auth"
 	"github.com/connected-vehicle/vcs/internal/client"
 	"github.com/connected-vehicle/vcs/internal/cmdutil"
+	"github.com/connected-vehicle/vcs/internal/config"
 	"github.com/connected-vehicle/vcs/internal/iostreams"
 	"github.com/connected-vehicle/vcs/internal/output"
 	"github.com/connected-vehicle/vcs/internal/session"
@@ -271,11 +272,13 @@ type CreateOptions struct {
 	Output          output.Options
 	Input           api.AccountInput
 	Login           bool
+	LoginAs         string
+	Config          func() (*config.Config, error)
 }
 
 // NewCmdCreate returns `vcs account create`.
 func NewCmdCreate(f *cmdutil.Factory, runF func(context.Context, *CreateOptions) error) *cobra.Command {
-	opts := &CreateOptions{IO: f.IOStreams, ClientAPIClient: f.ClientAPIClient, Session: f.Session}
+	opts := &CreateOptions{IO: f.IOStreams, ClientAPIClient: f.ClientAPIClient, Session: f.Session, Config: f.Config}
 	var fl fields
 	cmd := &cobra.Command{
 		Use:   "create [flags]",
@@ -288,7 +291,7 @@ exchanged at once and the new account becomes the profile's login; otherwise it 
 (it works once, for 10 minutes: vcs token --exchange CODE).`,
 		Example: `  vcs account create --first-name Ann --last-name Lee --zipcode 33602 \
       --time-zone America/New_York --preferred-contact EMAIL --username ann
-  vcs account create -f ann.json --login --profile ann`,
+  vcs account create -f ann.json --login-as ann`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.Output.Validate(); err != nil {
@@ -297,6 +300,14 @@ exchanged at once and the new account becomes the profile's login; otherwise it 
 			in, err := fl.input(cmd, opts.IO.In)
 			if err != nil {
 				return err
+			}
+			if opts.Login && opts.LoginAs != "" {
+				return cmdutil.FlagErrorf("use --login or --login-as, not both")
+			}
+			if opts.LoginAs != "" {
+				if err := config.CheckProfileName(opts.LoginAs); err != nil {
+					return &cmdutil.FlagError{Err: err}
+				}
 			}
 			if !in.Password.Present() {
 				if in.Password.Value, err = askPassword(opts.IO); err != nil {
@@ -313,6 +324,7 @@ exchanged at once and the new account becomes the profile's login; otherwise it 
 	}
 	fl.add(cmd)
 	cmd.Flags().BoolVar(&opts.Login, "login", false, "log in as the new account (stores its tokens as the profile's login)")
+	cmd.Flags().StringVar(&opts.LoginAs, "login-as", "", "log in as the new account in a new `profile` on the same service")
 	opts.Output.AddFlags(cmd)
 	return cmd
 }
@@ -330,7 +342,7 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 	if a.AccessToken != nil {
 		code = a.AccessToken.Code
 	}
-	if opts.Login {
+	if opts.Login || opts.LoginAs != "" {
 		s, err := opts.Session()
 		if err != nil {
 			return err
@@ -339,11 +351,15 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 		if err != nil {
 			return fmt.Errorf("log in as account %d: %w", a.ID, err)
 		}
-		if err := s.Save(ctx, ts); err != nil {
+		name := s.Profile.Name
+		if opts.LoginAs != "" {
+			name = opts.LoginAs
+		}
+		if err := auth.SaveLoginAs(ctx, opts.Config, s, name, ts); err != nil {
 			return err
 		}
 		a.AccessToken = nil // spent: do not print it
-		fmt.Fprintf(opts.IO.ErrOut, "Created account %d and logged in to %s as %s\n", a.ID, s.Profile.Name, a.Username)
+		fmt.Fprintf(opts.IO.ErrOut, "Created account %d and logged in to %s as %s\n", a.ID, name, a.Username)
 	} else if !opts.Output.Structured() {
 		fmt.Fprintf(opts.IO.ErrOut, "Created account %d. Its one-time code (valid 10 minutes):\n  vcs token --exchange %s --save\n", a.ID, code)
 	}

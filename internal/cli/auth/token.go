@@ -10,6 +10,8 @@ import (
 
 	"github.com/connected-vehicle/vcs/internal/client"
 	"github.com/connected-vehicle/vcs/internal/cmdutil"
+	"github.com/connected-vehicle/vcs/internal/config"
+	"github.com/connected-vehicle/vcs/internal/credstore"
 	"github.com/connected-vehicle/vcs/internal/iostreams"
 	"github.com/connected-vehicle/vcs/internal/session"
 )
@@ -24,11 +26,14 @@ type TokenOptions struct {
 	Refresh  bool
 	Exchange string
 	Save     bool
+	SaveAs   string
+	// Config is read only by --save-as, to add the new profile.
+	Config func() (*config.Config, error)
 }
 
 // NewCmdToken returns `vcs token`.
 func NewCmdToken(f *cmdutil.Factory, runF func(context.Context, *TokenOptions) error) *cobra.Command {
-	opts := &TokenOptions{IO: f.IOStreams, Session: f.Session, Globals: f.Globals}
+	opts := &TokenOptions{IO: f.IOStreams, Session: f.Session, Globals: f.Globals, Config: f.Config}
 	cmd := &cobra.Command{
 		Use:   "token",
 		Short: "Print an access token for curl and scripts",
@@ -39,10 +44,11 @@ has expired (the new pair is stored).
 
 --client prints a client-credentials token of the profile's partner client instead: the
 kind of token that creates accounts. --exchange trades the code of an account-creation
-response for that account's tokens; with --save they become the profile's login.`,
+response for that account's tokens; with --save they become the profile's login, with
+--save-as NAME the login of a new profile on the same service.`,
 		Example: `  vcs token
   vcs token --client
-  vcs token --exchange vcsc_... --save --profile new-account`,
+  vcs token --exchange vcsc_... --save-as ann`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n := 0
@@ -54,8 +60,16 @@ response for that account's tokens; with --save they become the profile's login.
 			if n > 1 {
 				return cmdutil.FlagErrorf("use one of --client, --refresh and --exchange")
 			}
-			if opts.Save && opts.Exchange == "" {
-				return cmdutil.FlagErrorf("--save goes with --exchange")
+			if (opts.Save || opts.SaveAs != "") && opts.Exchange == "" {
+				return cmdutil.FlagErrorf("--save and --save-as go with --exchange")
+			}
+			if opts.Save && opts.SaveAs != "" {
+				return cmdutil.FlagErrorf("use --save or --save-as, not both")
+			}
+			if opts.SaveAs != "" {
+				if err := config.CheckProfileName(opts.SaveAs); err != nil {
+					return &cmdutil.FlagError{Err: err}
+				}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -68,6 +82,7 @@ response for that account's tokens; with --save they become the profile's login.
 	fl.BoolVar(&opts.Refresh, "refresh", false, "refresh the access token now")
 	fl.StringVar(&opts.Exchange, "exchange", "", "trade an account-creation `code` for the account's tokens")
 	fl.BoolVar(&opts.Save, "save", false, "with --exchange: store the tokens as the profile's login")
+	fl.StringVar(&opts.SaveAs, "save-as", "", "with --exchange: store the tokens as the login of a new `profile` on the same service")
 	return cmd
 }
 
@@ -98,11 +113,15 @@ func tokenRun(ctx context.Context, opts *TokenOptions) error {
 		if err != nil {
 			return err
 		}
-		if opts.Save {
-			if err := s.Save(ctx, ts); err != nil {
+		if opts.Save || opts.SaveAs != "" {
+			name := s.Profile.Name
+			if opts.SaveAs != "" {
+				name = opts.SaveAs
+			}
+			if err := SaveLoginAs(ctx, opts.Config, s, name, ts); err != nil {
 				return err
 			}
-			fmt.Fprintf(opts.IO.ErrOut, "Logged in to %s as %s (account %d)\n", s.Profile.Name, ts.Username, ts.AccountID)
+			fmt.Fprintf(opts.IO.ErrOut, "Logged in to %s as %s (account %d)\n", name, ts.Username, ts.AccountID)
 		}
 		token = ts.AccessToken
 	case opts.Refresh:
@@ -155,4 +174,31 @@ func identify(ctx context.Context, s *session.Session, ts *session.TokenSet) err
 		ts.Username, ts.AccountID = page.Data[0].Username, page.Data[0].ID
 	}
 	return nil
+}
+
+// SaveLoginAs stores ts as the login of the profile called name. A profile other than
+// from's own is created on from's service with from's partner client (address and client
+// id in the configuration file, the client secret in the credential store), so that it can
+// refresh its tokens on its own.
+func SaveLoginAs(ctx context.Context, cfgFn func() (*config.Config, error), from *session.Session, name string, ts *session.TokenSet) error {
+	if name == from.Profile.Name {
+		return from.Save(ctx, ts)
+	}
+	secret, err := from.ClientSecret(ctx)
+	if err != nil {
+		return err
+	}
+	cfg, err := cfgFn()
+	if err != nil {
+		return err
+	}
+	to := &session.Session{Profile: from.Profile, Store: from.Store, HTTP: from.HTTP, Now: from.Now}
+	to.Profile.Name, to.Profile.Token, to.Profile.ClientSecret = name, "", ""
+	if err := to.Save(ctx, ts); err != nil {
+		return err
+	}
+	if err := to.Store.Set(ctx, name, credstore.KeyClientSecret, secret); err != nil {
+		return fmt.Errorf("store the client secret: %w", err)
+	}
+	return cfg.SaveProfile(to.Profile)
 }

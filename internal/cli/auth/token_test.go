@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -22,7 +23,9 @@ func TestNewCmdTokenFlags(t *testing.T) {
 		{args: "--client", want: TokenOptions{Client: true}},
 		{args: "--exchange vcsc_x --save", want: TokenOptions{Exchange: "vcsc_x", Save: true}},
 		{args: "--client --refresh", wantErr: "use one of"},
-		{args: "--save", wantErr: "--save goes with --exchange"},
+		{args: "--save", wantErr: "--save and --save-as go with --exchange"},
+		{args: "--exchange c --save --save-as x", wantErr: "not both"},
+		{args: "--exchange c --save-as ../x", wantErr: "profile name"},
 	} {
 		t.Run(tc.args, func(t *testing.T) {
 			ios, _, _, _ := iostreams.Test()
@@ -147,5 +150,48 @@ func TestLogoutRevokesAndForgets(t *testing.T) {
 	// Logging out twice: not logged in.
 	if err := logoutRun(context.Background(), &LogoutOptions{IO: c.IO, Session: c.F.Session}); cmdutil.ExitCode(err) != cmdutil.ExitAuth {
 		t.Fatalf("second logout: %v", err)
+	}
+}
+
+// TestTokenExchangeSaveAsNewProfile: --save-as creates a profile on the same service that
+// works on its own, refresh included.
+func TestTokenExchangeSaveAsNewProfile(t *testing.T) {
+	env := servertest.New(t)
+	r := env.Do("POST", "/account/", env.ClientToken(), map[string]any{"firstName": "New", "lastName": "Profile",
+		"zipcode": "33602", "timeZone": "UTC", "preferredContact": "EMAIL", "username": "newprofile", "password": "password-1"})
+	var created api.Envelope[api.Account]
+	r.JSON(t, &created)
+
+	c := clitest.New(t, env)
+	opts := tokenOptions(c)
+	opts.Config = c.F.Config
+	opts.Exchange, opts.SaveAs = created.Data.AccessToken.Code, "ann"
+	if err := tokenRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+
+	// The new profile is in the file (addresses, client id; no secret) and usable with only
+	// --profile ann, its client secret from the store.
+	cfg, _ := c.F.Config()
+	raw, err := os.ReadFile(cfg.Path())
+	if err != nil || !strings.Contains(string(raw), "ann:") || !strings.Contains(string(raw), env.URL) || strings.Contains(string(raw), "secret") {
+		t.Fatalf("config file: %v\n%s", err, raw)
+	}
+	c.F.Globals.Profile = "ann"
+	s := c.Session(t)
+	if s.Profile.BaseURL != env.URL || s.Profile.ClientID != "vcs-dev" {
+		t.Fatalf("new profile = %+v", s.Profile)
+	}
+	ts, err := s.Refresh(context.Background())
+	if err != nil {
+		t.Fatalf("refresh in the new profile: %v", err)
+	}
+	if ts.Username != "newprofile" || env.Do("GET", "/vehicle/", ts.AccessToken, nil).Status != 200 {
+		t.Fatalf("new profile's login: %+v", ts)
+	}
+	// The active profile's own login is untouched.
+	c.F.Globals.Profile = ""
+	if _, err := c.Session(t).Load(context.Background()); err == nil {
+		t.Error("--save-as also stored the login in the active profile")
 	}
 }

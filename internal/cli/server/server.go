@@ -57,8 +57,9 @@ func NewCmdServer(f *cmdutil.Factory, runF func(context.Context, *Options) error
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run the connected-vehicle service",
-		Long: `Run the connected-vehicle service: accounts, vehicles and an OAuth 2.0 authorization
-server with a login page, on an embedded SQLite database.
+		Long: `Run the connected-vehicle service: accounts, vehicles, an OAuth 2.0 authorization
+server with a login page, waypoint event subscriptions with durable webhook delivery,
+trips, and (in the sandbox) the traffic simulator, on an embedded SQLite database.
 
 With --dev it runs a throw-away sandbox (a temporary database unless --data-dir is given)
 with a development client and a demo account, and prints how to use them. Without --dev
