@@ -37,16 +37,7 @@ var ErrCancel = errors.New("cancelled")
 // ErrSilent fails a command whose failure was already reported.
 var ErrSilent = errors.New("silent error")
 
-// AuthError means the command needs credentials it does not have, or that were refused.
-type AuthError struct{ Err error }
-
-func (e *AuthError) Error() string { return e.Err.Error() }
-func (e *AuthError) Unwrap() error { return e.Err }
-
-// AuthFailure marks the error for ExitCode; errors of other packages that mean "log in
-// again" have the same method.
-func (e *AuthError) AuthFailure() {}
-
+// authFailure is an error that means "log in again" (exit code 4); session.AuthError is one.
 type authFailure interface{ AuthFailure() }
 
 // ExitCode maps the error a command returned to the process's exit code.

@@ -6,7 +6,6 @@ package clitest
 import (
 	"bytes"
 	"context"
-	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -85,16 +84,6 @@ func (c *CLI) LoginAs(t testing.TB, env *servertest.Env, username, password stri
 // LoginDemo logs the profile in as the seeded demo user.
 func (c *CLI) LoginDemo(t testing.TB, env *servertest.Env) *session.TokenSet {
 	return c.LoginAs(t, env, server.DevUsername, server.DevPassword)
-}
-
-// HTTPClient is the CLI's unauthenticated client.
-func (c *CLI) HTTPClient(t testing.TB) *http.Client {
-	t.Helper()
-	hc, err := c.F.HTTPClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hc
 }
 
 // Reset empties the output buffers between commands.

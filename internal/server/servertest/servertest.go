@@ -67,9 +67,6 @@ func WithDelivery(p delivery.Policy, timeout time.Duration) Option {
 // WithLogger sends the service's log to l instead of Logs.
 func WithLogger(l *slog.Logger) Option { return func(c *server.Config) { c.Logger = l } }
 
-// WithDataDir uses dir instead of a new temporary directory.
-func WithDataDir(dir string) Option { return func(c *server.Config) { c.DataDir = dir } }
-
 // New starts a seeded sandbox service and stops it when the test ends.
 func New(t testing.TB, opts ...Option) *Env {
 	t.Helper()
