@@ -2,37 +2,20 @@ package output
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/connected-vehicle/vcs/internal/golden"
 
 	"github.com/spf13/cobra"
 
 	"github.com/connected-vehicle/vcs/internal/iostreams"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name, got string) {
+// matchGolden compares got, less what changes from run to run, with testdata/name.
+func matchGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, name, got)
 }
 
 // car has its members in an order that is not alphabetical, to see that it is kept.
@@ -78,7 +61,7 @@ func print(t *testing.T, o Options, tty bool, data any, table func(*Table)) stri
 
 func TestTableOnTerminal(t *testing.T) {
 	out := print(t, Options{Format: FormatTable}, true, nil, carTable)
-	golden(t, "table.tty.golden", out)
+	matchGolden(t, "table.tty.golden", out)
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	// A header, 3 rows, and the second line of the cell with a line break, in its column.
 	if len(lines) != 5 {
@@ -126,7 +109,7 @@ func TestEmptyTable(t *testing.T) {
 
 func TestTablePiped(t *testing.T) {
 	out := print(t, Options{Format: FormatTable}, false, nil, carTable)
-	golden(t, "table.tsv.golden", out)
+	matchGolden(t, "table.tsv.golden", out)
 	want := "1\tfirst\t20261122T023433+0000\tshort\n" +
 		"22\ta much longer value\t\t\n" +
 		"333\tx\tyesterday\ttab here, line break\n"
@@ -154,7 +137,7 @@ func TestTSVReplacesSeparators(t *testing.T) {
 func TestJSON(t *testing.T) {
 	for _, tty := range []bool{true, false} {
 		out := print(t, Options{Format: FormatJSON}, tty, cars, nil)
-		golden(t, "cars.json.golden", out)
+		matchGolden(t, "cars.json.golden", out)
 		if !strings.HasPrefix(out, "[\n  {\n    \"zeta\": \"first <car> & co\",\n    \"alpha\": 1,\n") {
 			t.Errorf("not two-space indented, in member order, with HTML unescaped:\n%s", out)
 		}
@@ -170,7 +153,7 @@ func TestJSON(t *testing.T) {
 
 func TestYAML(t *testing.T) {
 	out := print(t, Options{Format: FormatYAML}, false, cars, nil)
-	golden(t, "cars.yaml.golden", out)
+	matchGolden(t, "cars.yaml.golden", out)
 	// Members in the order of the JSON, not sorted; strings that would read as other types
 	// stay strings; null stays null.
 	for _, want := range []string{

@@ -4,14 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/connected-vehicle/vcs/internal/golden"
 
 	"github.com/spf13/cobra"
 
@@ -23,33 +23,11 @@ import (
 	"github.com/connected-vehicle/vcs/internal/server/servertest"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name, got string) {
+// matchGolden compares got, less what changes from run to run, with testdata/name.
+func matchGolden(t *testing.T, name, got string) {
 	t.Helper()
-	got = scrub(got)
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, name, golden.ScrubDateTimes(got))
 }
-
-var dateTimes = regexp.MustCompile(`\d{8}T\d{6}[+-]\d{4}`)
-
-// scrub replaces the values that change from run to run.
-func scrub(s string) string { return dateTimes.ReplaceAllString(s, "<datetime>") }
 
 // parseOpts says how parse runs a command.
 type parseOpts struct {
@@ -391,7 +369,7 @@ func TestListRun(t *testing.T) {
 	if err := listRun(ctx, opts("table", "")); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "list.tty.golden", c.Stdout.String())
+	matchGolden(t, "list.tty.golden", c.Stdout.String())
 	if c.Stderr.Len() != 0 {
 		t.Errorf("stderr = %q", c.Stderr)
 	}
@@ -401,7 +379,7 @@ func TestListRun(t *testing.T) {
 	if err := listRun(ctx, opts("table", "")); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "list.tsv.golden", c.Stdout.String())
+	matchGolden(t, "list.tsv.golden", c.Stdout.String())
 
 	c.Reset()
 	if err := listRun(ctx, opts("json", "")); err != nil {
@@ -465,7 +443,7 @@ func TestAsClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.IO.SetStdoutTTY(false)
-	golden(t, "list-as-client.tty.golden", c.Stdout.String())
+	matchGolden(t, "list-as-client.tty.golden", c.Stdout.String())
 	if !strings.Contains(c.Stderr.String(), "Showing 1 of 2 accounts; use --all for every one.") {
 		t.Errorf("stderr = %q", c.Stderr)
 	}
@@ -518,14 +496,14 @@ func TestGetRun(t *testing.T) {
 		if err := getRun(ctx, &GetOptions{IO: c.IO, APIClient: c.F.APIClient, Output: output.Options{Format: "table"}}); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "get.tty.golden", c.Stdout.String())
+		matchGolden(t, "get.tty.golden", c.Stdout.String())
 	})
 	t.Run("by id, piped", func(t *testing.T) {
 		c.Reset()
 		if err := getRun(ctx, &GetOptions{IO: c.IO, APIClient: c.F.APIClient, ID: 1, Output: output.Options{Format: "table"}}); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "get.tsv.golden", c.Stdout.String())
+		matchGolden(t, "get.tsv.golden", c.Stdout.String())
 	})
 	t.Run("json matches the service", func(t *testing.T) {
 		c.Reset()

@@ -28,7 +28,7 @@ func TestCreateWithClientToken(t *testing.T) {
 	if err := createRun(ctx, createOpts(c, "table", ann())); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "create.tsv.golden", c.Stdout.String())
+	matchGolden(t, "create.tsv.golden", c.Stdout.String())
 	m := codeLine.FindStringSubmatch(c.Stderr.String())
 	if m == nil || !strings.HasPrefix(c.Stderr.String(), "Created account 2. Its one-time code (valid 10 minutes):\n") {
 		t.Fatalf("stderr = %q", c.Stderr)

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/connected-vehicle/vcs/internal/golden"
 
 	"github.com/spf13/cobra"
 
@@ -17,8 +17,6 @@ import (
 	"github.com/connected-vehicle/vcs/internal/iostreams"
 	"github.com/connected-vehicle/vcs/internal/server"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestNewCmdServerFlags(t *testing.T) {
 	for _, tc := range []struct {
@@ -132,7 +130,7 @@ func TestDevServerBanner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "dev-banner.golden", stdout.String())
+	matchGolden(t, "dev-banner.golden", stdout.String())
 }
 
 func TestClientCommands(t *testing.T) {
@@ -178,7 +176,7 @@ func TestClientCommands(t *testing.T) {
 		if tty {
 			name = "client-list.tty.golden"
 		}
-		golden(t, name, out)
+		matchGolden(t, name, out)
 		if strings.Contains(stdout.String(), created["client_secret"].(string)) {
 			t.Fatal("list shows the secret")
 		}
@@ -208,22 +206,8 @@ func TestClientCommands(t *testing.T) {
 	}
 }
 
-func golden(t *testing.T, name, got string) {
+// matchGolden compares got, less what changes from run to run, with testdata/name.
+func matchGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, name, got)
 }

@@ -4,17 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/connected-vehicle/vcs/internal/golden"
 
 	"github.com/spf13/cobra"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -27,29 +26,10 @@ import (
 	"github.com/connected-vehicle/vcs/internal/server/servertest"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with testdata/name, after replacing volatile values; -update rewrites
-// the file.
-func golden(t *testing.T, name, got string) {
+// matchGolden compares got, less what changes from run to run, with testdata/name.
+func matchGolden(t *testing.T, name, got string) {
 	t.Helper()
-	got = scrub(got)
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, name, scrub(got))
 }
 
 var (
@@ -384,7 +364,7 @@ func TestCreateRun(t *testing.T) {
 		if err := createRun(ctx, opts); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "create.tty.golden", c.Stdout.String())
+		matchGolden(t, "create.tty.golden", c.Stdout.String())
 		sub := serviceSubscription(t, env, "2", 1)
 		if !strings.Contains(c.Stdout.String(), "Signing secret  "+sub.SigningSecret+"\n") {
 			t.Errorf("the block does not show the subscription's signing secret:\n%s", c.Stdout)
@@ -403,7 +383,7 @@ func TestCreateRun(t *testing.T) {
 		if err := createRun(ctx, opts); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "create.tsv.golden", c.Stdout.String())
+		matchGolden(t, "create.tsv.golden", c.Stdout.String())
 		sub := serviceSubscription(t, env, "2", 2)
 		if !strings.Contains(c.Stdout.String(), "signingSecret\t"+sub.SigningSecret+"\n") || sub.NotificationPeriod != "ONETIME" {
 			t.Errorf("tsv %q, service %+v", c.Stdout, sub)
@@ -493,7 +473,7 @@ func TestListAndGetRun(t *testing.T) {
 		if err := listRun(ctx, list(nil)); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "list.tty.golden", c.Stdout.String())
+		matchGolden(t, "list.tty.golden", c.Stdout.String())
 		noSecrets(t)
 	})
 	t.Run("list tsv", func(t *testing.T) {
@@ -501,7 +481,7 @@ func TestListAndGetRun(t *testing.T) {
 		if err := listRun(ctx, list(nil)); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "list.tsv.golden", c.Stdout.String())
+		matchGolden(t, "list.tsv.golden", c.Stdout.String())
 		lines := strings.Split(strings.TrimSuffix(c.Stdout.String(), "\n"), "\n")
 		if len(lines) != 3 || strings.Count(lines[1], "\t") != 6 || !strings.HasPrefix(lines[1], strconv.FormatInt(second.ID, 10)+"\t3\t") {
 			t.Errorf("want 3 rows of 7 cells, oldest first:\n%s", c.Stdout)
@@ -575,7 +555,7 @@ func TestListAndGetRun(t *testing.T) {
 		if err := getRun(ctx, get("C2015000003", first.ID, output.FormatTable)); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "get.tty.golden", c.Stdout.String())
+		matchGolden(t, "get.tty.golden", c.Stdout.String())
 		noSecrets(t)
 	})
 	t.Run("get tsv", func(t *testing.T) {
@@ -583,7 +563,7 @@ func TestListAndGetRun(t *testing.T) {
 		if err := getRun(ctx, get("3", second.ID, output.FormatTable)); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "get.tsv.golden", c.Stdout.String())
+		matchGolden(t, "get.tsv.golden", c.Stdout.String())
 		noSecrets(t)
 	})
 	t.Run("get yaml", func(t *testing.T) {
@@ -688,7 +668,7 @@ func TestTestRun(t *testing.T) {
 		if err := testRun(ctx, opts(sub.ID, output.FormatTable)); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "test.tty.golden", regexp.MustCompile(`\d+ms`).ReplaceAllString(c.Stdout.String(), "<n>ms"))
+		matchGolden(t, "test.tty.golden", regexp.MustCompile(`\d+ms`).ReplaceAllString(c.Stdout.String(), "<n>ms"))
 		got, errs := recv.received()
 		if len(errs) != 0 || len(got) != 1 || got[0].SubscriptionID != sub.ID || got[0].RecordedWaypoint.Latitude != 28.036441 {
 			t.Errorf("the receiver got %+v, errors %v", got, errs)
@@ -706,7 +686,7 @@ func TestTestRun(t *testing.T) {
 		if err == nil || cmdutil.ExitCode(err) != cmdutil.ExitError || !strings.Contains(err.Error(), "was not delivered: the receiver answered 503") {
 			t.Errorf("err = %v, want a failure saying the receiver answered 503", err)
 		}
-		golden(t, "test-refused.tsv.golden", regexp.MustCompile(`\d+ms`).ReplaceAllString(c.Stdout.String(), "<n>ms"))
+		matchGolden(t, "test-refused.tsv.golden", regexp.MustCompile(`\d+ms`).ReplaceAllString(c.Stdout.String(), "<n>ms"))
 		if got, _ := recv.received(); len(got) != 1 {
 			t.Errorf("the receiver got %d requests, want 1 (a test is not retried)", len(got))
 		}

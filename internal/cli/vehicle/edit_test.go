@@ -186,7 +186,7 @@ func TestCreateUpdateDeleteRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "create.tsv.golden", c.Stdout.String())
+	matchGolden(t, "create.tsv.golden", c.Stdout.String())
 	r := env.Do("GET", "/vehicle/C2015000009", tok, nil)
 	var body struct {
 		Vehicle api.Vehicle `json:"vehicle"`

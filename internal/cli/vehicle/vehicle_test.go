@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/connected-vehicle/vcs/internal/golden"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
@@ -24,35 +22,11 @@ import (
 	"github.com/connected-vehicle/vcs/internal/server/servertest"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with testdata/name, after replacing volatile values; -update rewrites
-// the file.
-func golden(t *testing.T, name, got string) {
+// matchGolden compares got, less what changes from run to run, with testdata/name.
+func matchGolden(t *testing.T, name, got string) {
 	t.Helper()
-	got = scrub(got)
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, name, golden.ScrubDateTimes(got))
 }
-
-var dateTimes = regexp.MustCompile(`\d{8}T\d{6}[+-]\d{4}`)
-
-// scrub replaces the values that change from run to run.
-func scrub(s string) string { return dateTimes.ReplaceAllString(s, "<datetime>") }
 
 // parse runs the command that newCmd builds with args (and stdin), the way the root
 // command would, and returns the Options its run function received (nil when it was not
@@ -236,7 +210,7 @@ func TestListRun(t *testing.T) {
 		if err := listRun(ctx, listOpts(c)); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "list.tty.golden", c.Stdout.String())
+		matchGolden(t, "list.tty.golden", c.Stdout.String())
 		if c.Stderr.Len() != 0 {
 			t.Errorf("stderr = %q, want nothing when every vehicle is shown", c.Stderr)
 		}
@@ -251,7 +225,7 @@ func TestListRun(t *testing.T) {
 		if err := listRun(ctx, listOpts(c)); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "list.tsv.golden", c.Stdout.String())
+		matchGolden(t, "list.tsv.golden", c.Stdout.String())
 		lines := strings.Split(strings.TrimSuffix(c.Stdout.String(), "\n"), "\n")
 		if len(lines) != 3 || strings.Count(lines[0], "\t") != 7 || strings.Contains(c.Stdout.String(), "NAME") {
 			t.Errorf("want 3 rows of 8 tab-separated cells without a header:\n%s", c.Stdout)
@@ -286,7 +260,7 @@ func TestListRun(t *testing.T) {
 		if err := listRun(ctx, listOpts(c, "-o", "yaml")); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "list.yaml.golden", c.Stdout.String())
+		matchGolden(t, "list.yaml.golden", c.Stdout.String())
 		var got []map[string]any
 		if err := yaml.Unmarshal(c.Stdout.Bytes(), &got); err != nil {
 			t.Fatal(err)
@@ -434,14 +408,14 @@ func TestGetRun(t *testing.T) {
 		if err := getRun(ctx, &GetOptions{IO: c.IO, APIClient: c.F.APIClient, Ref: "C2015000002", Output: output.Options{Format: "table"}}); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "get.tty.golden", c.Stdout.String())
+		matchGolden(t, "get.tty.golden", c.Stdout.String())
 	})
 	t.Run("piped", func(t *testing.T) {
 		c.Reset()
 		if err := getRun(ctx, &GetOptions{IO: c.IO, APIClient: c.F.APIClient, Ref: "2", Output: output.Options{Format: "table"}}); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "get.tsv.golden", c.Stdout.String())
+		matchGolden(t, "get.tsv.golden", c.Stdout.String())
 	})
 	t.Run("not found", func(t *testing.T) {
 		for _, ref := range []string{"999", "NO-SUCH-DEVICE"} {
