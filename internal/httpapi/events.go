@@ -81,6 +81,12 @@ func listQuery(r *http.Request) (store.Page, bool, error) {
 }
 
 func (h *Handler) createSubscription(w http.ResponseWriter, r *http.Request) {
+	if _, err := strconv.ParseInt(r.PathValue("a"), 10, 64); err == nil {
+		w.Header().Set("Allow", "DELETE, GET, HEAD")
+		h.writeError(w, r, &api.Error{HTTPStatus: http.StatusMethodNotAllowed, Code: api.CodeUnsupported,
+			Detail: "subscriptions cannot be updated; delete this one and create another"})
+		return
+	}
 	typ, err := events.ParseType(r.PathValue("a"))
 	if err != nil {
 		h.writeError(w, r, err)

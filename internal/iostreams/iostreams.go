@@ -23,7 +23,7 @@ type IOStreams struct {
 
 // System returns the process's streams.
 func System() *IOStreams {
-	_, noColor := os.LookupEnv("NO_COLOR")
+	noColor := os.Getenv("NO_COLOR") != "" // no-color.org: set and not empty
 	return &IOStreams{
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 		stdinTTY:  isTerminal(os.Stdin),

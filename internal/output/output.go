@@ -252,10 +252,17 @@ func (t *Table) Render() error {
 	if err := tbl.Render(); err != nil {
 		return err
 	}
-	// Columns are padded to their width; the last one need not be.
+	// Columns are padded to their width; the last one need not be. The header is bold
+	// where colour is wanted (a terminal, and no NO_COLOR).
 	var out strings.Builder
+	first := true
 	for line := range strings.Lines(buf.String()) {
-		out.WriteString(strings.TrimRight(line, " \n"))
+		line = strings.TrimRight(line, " \n")
+		if first && t.ios.ColorEnabled() {
+			line = "\x1b[1m" + line + "\x1b[0m"
+		}
+		first = false
+		out.WriteString(line)
 		out.WriteByte('\n')
 	}
 	_, err := io.WriteString(t.ios.Out, out.String())

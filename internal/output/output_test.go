@@ -290,3 +290,23 @@ func TestAddFlags(t *testing.T) {
 		t.Errorf("parsed %+v", o)
 	}
 }
+
+// TestTableHeaderColour: the header is bold on a terminal that wants colour, and plain
+// with NO_COLOR (or no terminal).
+func TestTableHeaderColour(t *testing.T) {
+	for _, colour := range []bool{true, false} {
+		ios, _, stdout, _ := iostreams.Test()
+		ios.SetStdoutTTY(true)
+		ios.SetColorEnabled(colour)
+		tbl := NewTable(ios)
+		tbl.Header("id", "name")
+		tbl.Row("1", "Jeep")
+		if err := tbl.Render(); err != nil {
+			t.Fatal(err)
+		}
+		bold := strings.HasPrefix(stdout.String(), "\x1b[1mID")
+		if bold != colour || strings.Count(stdout.String(), "\x1b[") != map[bool]int{true: 2, false: 0}[colour] {
+			t.Errorf("colour %v: %q", colour, stdout)
+		}
+	}
+}

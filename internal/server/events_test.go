@@ -434,6 +434,10 @@ func TestSubscriptionValidationAndAccess(t *testing.T) {
 	if r := env.Do("GET", fmt.Sprintf("/vehicle/3/eventSubscription/%d", sub.ID), env.ClientToken(), nil); r.Status != 200 {
 		t.Errorf("creating client's token: %d", r.Status)
 	}
+	// Subscriptions cannot be updated.
+	if r := env.Do("POST", fmt.Sprintf("/vehicle/3/eventSubscription/%d", sub.ID), tok, `{"minimumTime":5}`); r.Status != 405 {
+		t.Errorf("POST on a subscription: %d %s", r.Status, r.Body)
+	}
 	// Deleting twice is fine; the second time it is already deleted.
 	for range 2 {
 		if r := env.Do("DELETE", fmt.Sprintf("/vehicle/3/eventSubscription/%d", sub.ID), tok, nil); r.Status != 200 {
