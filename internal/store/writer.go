@@ -92,25 +92,27 @@ func (w *writer) commit(group []*writeReq) {
 			errs[i] = err
 			continue
 		}
+		// The savepoint statements go through q too, so that they are prepared once.
+		q := &Queries{stmts: db.write, tx: tx, d: &db.dialect}
+		bg := context.Background()
 		if !single {
-			if _, err := tx.ExecContext(r.ctx, "SAVEPOINT w"); err != nil {
+			if err := q.exec(r.ctx, "SAVEPOINT w"); err != nil {
 				errs[i] = fmt.Errorf("savepoint: %w", err)
 				continue
 			}
 		}
-		q := &Queries{stmts: db.write, tx: tx, d: &db.dialect}
 		err := runFn(r.fn, q)
 		switch {
 		case err != nil && single:
 		case err != nil:
 			// Undo this transaction's writes only; the group goes on.
-			if _, rerr := tx.ExecContext(context.Background(), "ROLLBACK TO SAVEPOINT w"); rerr != nil {
+			if rerr := q.exec(bg, "ROLLBACK TO SAVEPOINT w"); rerr != nil {
 				err = errors.Join(err, rerr)
 			}
-			_, _ = tx.ExecContext(context.Background(), "RELEASE SAVEPOINT w")
+			_ = q.exec(bg, "RELEASE SAVEPOINT w")
 		default:
 			if !single {
-				if _, rerr := tx.ExecContext(context.Background(), "RELEASE SAVEPOINT w"); rerr != nil {
+				if rerr := q.exec(bg, "RELEASE SAVEPOINT w"); rerr != nil {
 					err = fmt.Errorf("release savepoint: %w", rerr)
 				}
 			}
