@@ -35,31 +35,10 @@ type parseOpts struct {
 	tty   bool // stdin and stdout are terminals
 }
 
-// parse runs the command that newCmd builds with args, the way the root command would, and
-// returns the Options its run function received (nil when it was not called) and the error.
+// parse runs a command's flag parsing (see clitest.Parse).
 func parse[O any](t *testing.T, newCmd func(*cmdutil.Factory, func(context.Context, *O) error) *cobra.Command, p parseOpts, args ...string) (*O, error) {
 	t.Helper()
-	ios, in, _, _ := iostreams.Test()
-	in.WriteString(p.stdin)
-	ios.SetStdinTTY(p.tty)
-	ios.SetStdoutTTY(p.tty)
-	f := &cmdutil.Factory{IOStreams: ios, Globals: &cmdutil.Globals{}}
-	var got *O
-	cmd := newCmd(f, func(_ context.Context, o *O) error {
-		got = o
-		return nil
-	})
-	if args == nil {
-		args = []string{} // nil would make cobra parse the test binary's own arguments
-	}
-	cmd.SetArgs(args)
-	cmd.SetIn(in)
-	cmd.SetOut(io.Discard)
-	cmd.SetErr(io.Discard)
-	cmd.SilenceErrors, cmd.SilenceUsage = true, true
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cmdutil.FlagError{Err: err} })
-	_, err := cmd.ExecuteC()
-	return got, err
+	return clitest.Parse(t, newCmd, clitest.ParseOptions{Stdin: p.stdin, TTY: p.tty}, args...)
 }
 
 // withPick adapts the commands that take the --as-client client picker.

@@ -21,7 +21,6 @@ import (
 	"github.com/connected-vehicle/vcs/internal/api"
 	"github.com/connected-vehicle/vcs/internal/cli/clitest"
 	"github.com/connected-vehicle/vcs/internal/cmdutil"
-	"github.com/connected-vehicle/vcs/internal/iostreams"
 	"github.com/connected-vehicle/vcs/internal/output"
 	"github.com/connected-vehicle/vcs/internal/server/servertest"
 )
@@ -45,27 +44,10 @@ func scrub(s string) string {
 	return secrets.ReplaceAllString(s, "whsec_<secret>")
 }
 
-// parse runs the command that newCmd builds with args, the way the root command would, and
-// returns the Options its run function received (nil when it was not called) and the error.
+// parse runs a command's flag parsing (see clitest.Parse).
 func parse[O any](t *testing.T, newCmd func(*cmdutil.Factory, func(context.Context, *O) error) *cobra.Command, args ...string) (*O, error) {
 	t.Helper()
-	ios, _, _, _ := iostreams.Test()
-	f := &cmdutil.Factory{IOStreams: ios, Globals: &cmdutil.Globals{}}
-	var got *O
-	cmd := newCmd(f, func(_ context.Context, o *O) error {
-		got = o
-		return nil
-	})
-	if args == nil {
-		args = []string{} // nil would make cobra parse the test binary's own arguments
-	}
-	cmd.SetArgs(args)
-	cmd.SetOut(io.Discard)
-	cmd.SetErr(io.Discard)
-	cmd.SilenceErrors, cmd.SilenceUsage = true, true
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cmdutil.FlagError{Err: err} })
-	_, err := cmd.ExecuteC()
-	return got, err
+	return clitest.Parse(t, newCmd, clitest.ParseOptions{}, args...)
 }
 
 // wantUsageError checks that err is a usage error (exit code 2) that says want.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 
@@ -17,7 +16,6 @@ import (
 	"github.com/connected-vehicle/vcs/internal/cli/clitest"
 	"github.com/connected-vehicle/vcs/internal/cmdutil"
 	"github.com/connected-vehicle/vcs/internal/config"
-	"github.com/connected-vehicle/vcs/internal/iostreams"
 	"github.com/connected-vehicle/vcs/internal/output"
 	"github.com/connected-vehicle/vcs/internal/server/servertest"
 )
@@ -28,30 +26,10 @@ func matchGolden(t *testing.T, name, got string) {
 	golden.Check(t, name, golden.ScrubDateTimes(got))
 }
 
-// parse runs the command that newCmd builds with args (and stdin), the way the root
-// command would, and returns the Options its run function received (nil when it was not
-// called) and the error.
+// parse runs a command's flag parsing with stdin (see clitest.Parse).
 func parse[O any](t *testing.T, newCmd func(*cmdutil.Factory, func(context.Context, *O) error) *cobra.Command, stdin string, args ...string) (*O, error) {
 	t.Helper()
-	ios, in, _, _ := iostreams.Test()
-	in.WriteString(stdin)
-	f := &cmdutil.Factory{IOStreams: ios, Globals: &cmdutil.Globals{}}
-	var got *O
-	cmd := newCmd(f, func(_ context.Context, o *O) error {
-		got = o
-		return nil
-	})
-	if args == nil {
-		args = []string{} // nil would make cobra parse the test binary's own arguments
-	}
-	cmd.SetArgs(args)
-	cmd.SetIn(in)
-	cmd.SetOut(io.Discard)
-	cmd.SetErr(io.Discard)
-	cmd.SilenceErrors, cmd.SilenceUsage = true, true
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cmdutil.FlagError{Err: err} })
-	_, err := cmd.ExecuteC()
-	return got, err
+	return clitest.Parse(t, newCmd, clitest.ParseOptions{Stdin: stdin}, args...)
 }
 
 // wantUsageError checks that err is a usage error (exit code 2) that says want.
