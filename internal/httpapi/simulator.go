@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/connected-vehicle/vcs/internal/api"
@@ -43,24 +44,15 @@ func (h *Handler) startSimulation(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) getSimulation(w http.ResponseWriter, r *http.Request) {
-	sim, ok := h.simulator(w, r)
-	if !ok {
-		return
-	}
-	id, err := pathID(r, "id", "simulation")
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	s, err := sim.Get(r.Context(), id)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, api.Single(api.KeySimulation, s))
+	h.withSimulation(w, r, Simulator.Get)
 }
 
 func (h *Handler) cancelSimulation(w http.ResponseWriter, r *http.Request) {
+	h.withSimulation(w, r, Simulator.Cancel)
+}
+
+// withSimulation applies op to the simulation the path names and writes the result.
+func (h *Handler) withSimulation(w http.ResponseWriter, r *http.Request, op func(Simulator, context.Context, int64) (*api.Simulation, error)) {
 	sim, ok := h.simulator(w, r)
 	if !ok {
 		return
@@ -70,7 +62,7 @@ func (h *Handler) cancelSimulation(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	s, err := sim.Cancel(r.Context(), id)
+	s, err := op(sim, r.Context(), id)
 	if err != nil {
 		h.writeError(w, r, err)
 		return

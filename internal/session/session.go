@@ -183,7 +183,13 @@ func FromOAuth2(t *oauth2.Token) *TokenSet {
 // TokenSource returns the source of the profile's access token: the stored one while it is
 // valid, then a refreshed one.
 func (s *Session) TokenSource(ctx context.Context) oauth2.TokenSource {
-	return &tokenSource{ctx: ctx, s: s}
+	return s.TokenSourceFrom(ctx, nil)
+}
+
+// TokenSourceFrom is TokenSource starting from cur, a token set the caller has just
+// loaded, so that the store is not read again for the first token.
+func (s *Session) TokenSourceFrom(ctx context.Context, cur *TokenSet) oauth2.TokenSource {
+	return &tokenSource{ctx: ctx, s: s, cur: cur}
 }
 
 type tokenSource struct {

@@ -96,10 +96,11 @@ func New(ios *iostreams.IOStreams, version string) *cmdutil.Factory {
 			if err != nil {
 				return nil, err
 			}
-			if _, err := s.Load(ctx); err != nil {
+			cur, err := s.Load(ctx)
+			if err != nil {
 				return nil, err // fail before the request: "not logged in"
 			}
-			ts = s.TokenSource(ctx)
+			ts = s.TokenSourceFrom(ctx, cur)
 		}
 		return client.New(p.BaseURL, &http.Client{
 			Transport: &oauth2.Transport{Source: ts, Base: hc.Transport},
