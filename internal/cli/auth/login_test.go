@@ -22,6 +22,19 @@ func loginOptions(c *clitest.CLI) *LoginOptions {
 		NoBrowser: true, Timeout: time.Minute}
 }
 
+// startLogin runs loginRun in the background and returns the authorize URL it prints once
+// its listener is up, and where its result will arrive.
+func startLogin(opts *LoginOptions) (string, <-chan error) {
+	urls := make(chan string, 1)
+	opts.CallbackReady = func(u string) { urls <- u }
+	done := make(chan error, 1)
+	go func() {
+		done <- loginRun(context.Background(), opts)
+		close(urls) // a login that fails before its listener is up yields "" rather than a hang
+	}()
+	return <-urls, done
+}
+
 // browse plays the user's browser: it follows the authorize URL, signs in on the service's
 // page and follows the redirect to the CLI's loopback listener. It returns the page the
 // listener showed.
@@ -47,12 +60,7 @@ func TestLoginWithBrowser(t *testing.T) {
 	env := servertest.New(t)
 	c := clitest.New(t, env)
 	opts := loginOptions(c)
-	urls := make(chan string, 1)
-	opts.CallbackReady = func(u string) { urls <- u }
-
-	done := make(chan error, 1)
-	go func() { done <- loginRun(context.Background(), opts) }()
-	authURL := <-urls
+	authURL, done := startLogin(opts)
 
 	u, _ := url.Parse(authURL)
 	q := u.Query()
@@ -93,11 +101,7 @@ func TestLoginCallbackIgnoresForeignState(t *testing.T) {
 	env := servertest.New(t)
 	c := clitest.New(t, env)
 	opts := loginOptions(c)
-	urls := make(chan string, 1)
-	opts.CallbackReady = func(u string) { urls <- u }
-	done := make(chan error, 1)
-	go func() { done <- loginRun(context.Background(), opts) }()
-	authURL := <-urls
+	authURL, done := startLogin(opts)
 	u, _ := url.Parse(authURL)
 	redirect := u.Query().Get("redirect_uri")
 
@@ -142,13 +146,10 @@ func TestLoginCancelledInBrowser(t *testing.T) {
 	env := servertest.New(t)
 	c := clitest.New(t, env)
 	opts := loginOptions(c)
-	urls := make(chan string, 1)
-	opts.CallbackReady = func(u string) { urls <- u }
-	done := make(chan error, 1)
-	go func() { done <- loginRun(context.Background(), opts) }()
+	authURL, done := startLogin(opts)
 
 	b := servertest.Browser()
-	csrf := env.LoginPage(b, <-urls)
+	csrf := env.LoginPage(b, authURL)
 	resp, err := b.PostForm(env.Server.AuthURL()+"/OAuth/login", url.Values{"csrf": {csrf}, "action": {"cancel"}})
 	if err != nil {
 		t.Fatal(err)
