@@ -237,13 +237,12 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	recv.headers[0] = http.Header{"Retry-After": {"1"}}
 	subscribe(t, env, tok, "3", recv.URL, nil)
 	record(t, env, tok, "3", "RUNNING", [2]float64{28.1, -82.5})
-	first := recv.next(t)
+	recv.next(t)
 	start := time.Now()
 	recv.next(t)
 	if waited := time.Since(start); waited < 900*time.Millisecond {
 		t.Fatalf("retried after %s despite Retry-After: 1", waited)
 	}
-	_ = first
 }
 
 func TestNotRetried(t *testing.T) {
@@ -465,7 +464,6 @@ func TestProductionRules(t *testing.T) {
 // TestProductionGuardAtConnect: the production engine refuses to connect to a loopback
 // receiver even though nothing in the URL's text says so (a name that resolves to it).
 func TestProductionGuardAtConnect(t *testing.T) {
-	env := servertest.New(t)
 	recv := newReceiver(t)
 	e := delivery.New(delivery.Config{DB: nil, Policy: fastRetries, PublicOnly: true, Timeout: 2 * time.Second})
 	port := recv.URL[strings.LastIndex(recv.URL, ":"):]
@@ -480,7 +478,6 @@ func TestProductionGuardAtConnect(t *testing.T) {
 		t.Fatal("the guarded engine reached a loopback receiver")
 	default:
 	}
-	_ = env
 }
 
 func deliveryTo(url string) *store.Delivery {
