@@ -211,7 +211,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		if room > 0 {
 			// A due time already past belongs to a subscription whose queue is full:
 			// its queue's progress (freed) is what to wait for, not the clock.
-			if next, err := e.nextDue(ctx); err == nil && next != nil && next.After(e.now()) {
+			if next, err := e.cfg.DB.Read().NextDue(ctx); err == nil && next != nil && next.After(e.now()) {
 				wait = min(wait, next.Sub(e.now()))
 			}
 		}
@@ -258,10 +258,6 @@ func (e *Engine) claim(ctx context.Context, limit int) ([]*store.Delivery, error
 		return err
 	})
 	return out, err
-}
-
-func (e *Engine) nextDue(ctx context.Context) (*time.Time, error) {
-	return e.cfg.DB.Read().NextDue(ctx)
 }
 
 // enqueue adds d to its subscription's queue, starting the queue's goroutine if idle.

@@ -151,22 +151,13 @@ func (s *Service) validate(in api.SubscriptionInput) api.FieldErrors {
 		switch {
 		case !httpguts.ValidHeaderFieldName(name):
 			fe.Add("postHeaders", api.CodeInvalid, "postHeaders: %q is not a valid header name", name)
-		case strings.HasPrefix(lower, "webhook-") || contains(forbiddenHeaders, lower):
+		case strings.HasPrefix(lower, "webhook-") || slices.Contains(forbiddenHeaders, lower):
 			fe.Add("postHeaders", api.CodeInvalid, "postHeaders: %s is set by the service and cannot be given", name)
 		case !httpguts.ValidHeaderFieldValue(value) || len(value) > maxHeaderValueLen:
 			fe.Add("postHeaders", api.CodeInvalid, "postHeaders: the value of %s is not a valid header value", name)
 		}
 	}
 	return fe
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // checkPostURL says what is wrong with a post URL, or "". Production takes https to public

@@ -295,11 +295,6 @@ func (s *Service) endTrip(ctx context.Context, q *store.Queries, t *api.Trip, en
 	return q.UpdateTrip(ctx, t)
 }
 
-// visibleVehicle resolves ref for the caller.
-func (s *Service) visibleVehicle(ctx context.Context, q *store.Queries, ref string) (*store.Vehicle, error) {
-	return s.fleet.FindVehicle(ctx, q, ref)
-}
-
 // TripQuery selects trips.
 type TripQuery struct {
 	IncludeData bool
@@ -314,7 +309,7 @@ func (s *Service) ListTrips(ctx context.Context, ref string, tq TripQuery) ([]ap
 	var out []api.Trip
 	var total int
 	err := s.db.ReadTx(ctx, func(q *store.Queries) error {
-		v, err := s.visibleVehicle(ctx, q, ref)
+		v, err := s.fleet.FindVehicle(ctx, q, ref)
 		if err != nil {
 			return err
 		}
@@ -341,7 +336,7 @@ func (s *Service) ListTrips(ctx context.Context, ref string, tq TripQuery) ([]ap
 func (s *Service) GetTrip(ctx context.Context, ref string, id int64) (*api.Trip, error) {
 	var out *api.Trip
 	err := s.db.ReadTx(ctx, func(q *store.Queries) error {
-		v, err := s.visibleVehicle(ctx, q, ref)
+		v, err := s.fleet.FindVehicle(ctx, q, ref)
 		if err != nil {
 			return err
 		}
@@ -374,7 +369,7 @@ func (s *Service) ListDataSets(ctx context.Context, ref string, tq TripQuery) ([
 	var out []api.DataSet
 	var total int
 	err := s.db.ReadTx(ctx, func(q *store.Queries) error {
-		v, err := s.visibleVehicle(ctx, q, ref)
+		v, err := s.fleet.FindVehicle(ctx, q, ref)
 		if err != nil {
 			return err
 		}
